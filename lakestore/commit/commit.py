@@ -1,0 +1,219 @@
+"""TableCommit: CommitMessages -> manifest entries -> manifest file -> delta and base manifest
+lists -> ``snapshot-N``, published atomically (as Paimon's FileStoreCommitImpl).
+
+A losing publisher re-reads the latest snapshot and retries with backoff; before each retry it
+checks whether its own commit (user + identifier + kind) already landed. Conflicts retrying
+cannot fix raise ``CommitConflictError``. Files written by an attempt that provably did not land
+are deleted; when the outcome is unknown (an error while publishing) nothing is deleted.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError
+from lakestore.format.binary_row import decode_row
+from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.io.fileio import FileIO
+from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.file_scan import data_manifests, live_entries
+from lakestore.meta.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore
+from lakestore.meta.manifest_merge import merge_manifests, write_manifests
+from lakestore.meta.schema import TableSchema
+from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+
+Overwrite = Mapping[str, Any] | bool | None
+
+# A test hook: called with a step name at each step of a commit (crash-injection tests).
+CommitHook = Callable[[str], None]
+
+
+@dataclass
+class _Attempt:
+    """Files one publish attempt wrote, deleted if it provably did not land."""
+
+    manifests: list[str] = field(default_factory=list)
+
+
+class TableCommit:
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, *, commit_user: str, hook: CommitHook | None = None) -> None:
+        self.file_io = file_io
+        self.table_path = table_path
+        self.schema = schema
+        self.options = schema.core_options()
+        self.commit_user = commit_user
+        self.snapshots = SnapshotManager(file_io, table_path)
+        self.manifests = ManifestStore(file_io, table_path, compression=self.options.manifest_compression)
+        self._hook = hook or (lambda step: None)
+        self._partition_types = schema.types_of(schema.partition_keys)
+        self._key_types = schema.types_of(schema.trimmed_primary_keys) if schema.primary_keys else []
+
+    # -- public API ---------------------------------------------------------------------------
+    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int = BATCH_COMMIT_IDENTIFIER, *, overwrite: Overwrite = None, watermark: int | None = None, properties: Mapping[str, str] | None = None) -> list[Snapshot]:
+        """Commit the messages; returns the snapshots created (APPEND or OVERWRITE, then COMPACT).
+
+        An identical retry (same commit user and identifier) that already landed returns the
+        landed snapshots and commits nothing twice.
+        """
+        appends: list[ManifestEntry] = []
+        compacts: list[ManifestEntry] = []
+        for m in messages:
+            appends += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files]
+            compacts += [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_before]
+            compacts += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after]
+        start = self.snapshots.latest_id()
+        out: list[Snapshot] = []
+        try:
+            if overwrite is not None and overwrite is not False:
+                out.append(self._commit_kind("OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, watermark=watermark, properties=properties))
+            elif appends:
+                out.append(self._commit_kind("APPEND", appends, commit_identifier, start, watermark=watermark, properties=properties))
+            if compacts:
+                out.append(self._commit_kind("COMPACT", compacts, commit_identifier, start, watermark=watermark, properties=properties))
+        except (CommitConflictError, CommitRetriesExhaustedError):
+            if not out:
+                self.abort(messages)
+            raise
+        return out
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the data files written for ``messages`` (the commit will not happen)."""
+        for m in messages:
+            for f in m.written_files():
+                self.file_io.delete(self._data_path(m, f))
+
+    def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
+        """The identifiers this commit user has not committed yet (for restarts)."""
+        latest = self.snapshots.latest_identifier_of(self.commit_user)
+        if latest is None:
+            return list(identifiers)
+        return [i for i in identifiers if i > latest]
+
+    # -- one snapshot -------------------------------------------------------------------------
+    def _commit_kind(self, kind: str, changes: list[ManifestEntry], identifier: int, start: int | None, *, overwrite: Overwrite = None, watermark: int | None, properties: Mapping[str, str] | None) -> Snapshot:
+        retries = self.options.commit_max_retries
+        for attempt in range(retries + 1):
+            if identifier != BATCH_COMMIT_IDENTIFIER or attempt > 0:
+                landed = self.snapshots.find_committed(self.commit_user, identifier, kind, after_id=start if identifier == BATCH_COMMIT_IDENTIFIER else None)
+                if landed is not None:
+                    return landed
+            latest = self.snapshots.latest()
+            base_live = live_entries(self.manifests, latest)
+            delta = list(changes)
+            if kind == "OVERWRITE":
+                delta = self._overwrite_deletes(base_live, overwrite) + delta
+            else:
+                self._check_conflicts(base_live, delta)
+            if not delta and kind != "OVERWRITE":
+                raise CommitConflictError("nothing left to commit")
+            snapshot, written = self._write_snapshot(kind, latest, delta, base_live, identifier, watermark, properties)
+            self._hook("before-publish")
+            if self.snapshots.try_publish(snapshot):
+                self._hook("after-publish")
+                self.snapshots.write_latest_hint(snapshot.id)
+                self._hook("after-hint")
+                return snapshot
+            for name in written.manifests:  # provably not referenced: another snapshot took the id
+                self.manifests.delete(name)
+            self._backoff(attempt)
+        raise CommitRetriesExhaustedError(f"commit of {kind} by {self.commit_user!r} lost the race {retries + 1} times")
+
+    def _backoff(self, attempt: int) -> None:
+        low = self.options.commit_min_retry_wait_ms
+        high = self.options.commit_max_retry_wait_ms
+        wait_ms = min(high, low * (2**attempt))
+        time.sleep(wait_ms * (0.5 + random.random() / 2) / 1000)
+
+    def _overwrite_deletes(self, base_live: list[ManifestEntry], overwrite: Overwrite) -> list[ManifestEntry]:
+        if overwrite is True:
+            matches: Callable[[ManifestEntry], bool] = lambda e: True  # noqa: E731
+        else:
+            assert isinstance(overwrite, Mapping)
+            positions = {name: i for i, name in enumerate(self.schema.partition_keys)}
+            wanted = {positions[k]: v for k, v in overwrite.items()}
+
+            def matches(entry: ManifestEntry) -> bool:
+                values = decode_row(entry.partition, self._partition_types, source=self.manifests.manifest_dir)
+                return all(values[i] == v for i, v in wanted.items())
+
+        return [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in base_live if matches(e)]
+
+    def _check_conflicts(self, base_live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
+        live_ids = {e.identifier for e in base_live}
+        for entry in delta:
+            if entry.kind == DELETE and entry.identifier not in live_ids:
+                raise CommitConflictError(f"file {entry.file.file_name} (partition bucket {entry.bucket}) is no longer live: a concurrent commit removed it")
+        totals: dict[bytes, int] = {}
+        for e in base_live:
+            totals.setdefault(e.partition, e.total_buckets)
+        for entry in delta:
+            existing = totals.get(entry.partition)
+            if entry.kind == ADD and existing is not None and existing != entry.total_buckets:
+                raise CommitConflictError(f"bucket count changed from {existing} to {entry.total_buckets} without an overwrite")
+        if self.schema.primary_keys:
+            self._check_level_overlaps(base_live, delta)
+
+    def _check_level_overlaps(self, base_live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
+        touched = {(e.partition, e.bucket) for e in delta if e.kind == ADD and e.file.level > 0}
+        if not touched:
+            return
+        deleted = {e.identifier for e in delta if e.kind == DELETE}
+        by_level: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
+        for e in base_live + [d for d in delta if d.kind == ADD]:
+            if (e.partition, e.bucket) in touched and e.file.level > 0 and e.identifier not in deleted:
+                by_level.setdefault((e.partition, e.bucket, e.file.level), []).append(e.file)
+        source = self.manifests.manifest_dir
+        for (_, bucket, level), files in by_level.items():
+            ranges = sorted((decode_row(f.min_key, self._key_types, source=source), decode_row(f.max_key, self._key_types, source=source), f.file_name) for f in files)
+            for (_, prev_max, prev_name), (cur_min, _, cur_name) in zip(ranges, ranges[1:]):
+                if cur_min <= prev_max:
+                    raise CommitConflictError(f"files {prev_name} and {cur_name} overlap in key range on level {level} of bucket {bucket}")
+
+    def _write_snapshot(self, kind: str, latest: Snapshot | None, delta: list[ManifestEntry], base_live: list[ManifestEntry], identifier: int, watermark: int | None, properties: Mapping[str, str] | None) -> tuple[Snapshot, _Attempt]:
+        attempt = _Attempt()
+        try:
+            schema_id = self.schema.id
+            delta_metas = write_manifests(self.manifests, delta, schema_id=schema_id, partition_types=self._partition_types, target_size=self.options.manifest_target_size)
+            attempt.manifests += [m.file_name for m in delta_metas]
+            self._hook("after-manifests")
+            previous: list[ManifestFileMeta] = data_manifests(self.manifests, latest) if latest is not None else []
+            base_metas, new_files = merge_manifests(self.manifests, previous, schema_id=schema_id, partition_types=self._partition_types, target_size=self.options.manifest_target_size, min_count=self.options.manifest_merge_min_count)
+            attempt.manifests += new_files
+            base_name, base_size = self.manifests.write_list(base_metas)
+            attempt.manifests.append(base_name)
+            delta_name, delta_size = self.manifests.write_list(delta_metas)
+            attempt.manifests.append(delta_name)
+            self._hook("after-lists")
+        except BaseException:
+            for name in attempt.manifests:
+                self.manifests.delete(name)
+            raise
+        added = sum(e.file.row_count for e in delta if e.kind == ADD)
+        removed = sum(e.file.row_count for e in delta if e.kind == DELETE)
+        previous_total = latest.total_record_count if latest is not None else 0
+        snapshot = Snapshot(
+            id=(latest.id + 1) if latest is not None else 1,
+            schema_id=self.schema.id,
+            base_manifest_list=base_name,
+            base_manifest_list_size=base_size,
+            delta_manifest_list=delta_name,
+            delta_manifest_list_size=delta_size,
+            commit_user=self.commit_user,
+            commit_identifier=identifier,
+            commit_kind=kind,
+            time_millis=int(time.time() * 1000),
+            total_record_count=previous_total + added - removed,
+            delta_record_count=added - removed,
+            watermark=watermark if watermark is not None else (latest.watermark if latest is not None else None),
+            properties=dict(properties) if properties else None,
+        )
+        return snapshot, attempt
+
+    def _data_path(self, message: CommitMessage, f: DataFileMeta) -> str:
+        from_partition = decode_row(message.partition, self._partition_types)
+        path = partition_path(self.schema.partition_keys, self._partition_types, from_partition, default_name=self.options.partition_default_name)
+        return f"{bucket_dir(self.table_path, path, message.bucket)}/{f.file_name}"

@@ -1,0 +1,78 @@
+"""Typed errors. Every failure a user can cause or observe has its own class."""
+
+
+class LakestoreError(Exception):
+    """Base class of every error lakestore raises on purpose."""
+
+
+class CatalogError(LakestoreError):
+    pass
+
+
+class DatabaseNotFoundError(CatalogError):
+    pass
+
+
+class DatabaseAlreadyExistsError(CatalogError):
+    pass
+
+
+class TableNotFoundError(CatalogError):
+    pass
+
+
+class TableAlreadyExistsError(CatalogError):
+    pass
+
+
+class InvalidIdentifierError(CatalogError):
+    pass
+
+
+class OptionError(LakestoreError):
+    """An option value is invalid, unknown, or names a Paimon feature lakestore does not implement."""
+
+
+class UnsupportedTypeError(LakestoreError):
+    pass
+
+
+class SchemaMismatchError(LakestoreError):
+    """Written data does not match the table schema."""
+
+
+class NullKeyError(SchemaMismatchError):
+    """A primary-key column holds a null."""
+
+
+class PartitionValueError(LakestoreError):
+    """A partition value cannot be turned into a partition path or does not match an overwrite."""
+
+
+class CorruptMetadataError(LakestoreError):
+    """A metadata or data file cannot be parsed. The message names the file."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"corrupt file {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class SnapshotNotFoundError(LakestoreError):
+    pass
+
+
+class CommitError(LakestoreError):
+    pass
+
+
+class CommitConflictError(CommitError):
+    """The commit conflicts with one that landed first; retrying cannot fix it."""
+
+
+class CommitRetriesExhaustedError(CommitError):
+    pass
+
+
+class MergeEngineError(LakestoreError):
+    """A row cannot be merged by the table's merge engine (e.g. an unsupported retraction)."""

@@ -1,0 +1,3 @@
+from lakestore.io.fileio import FileIO, FileStatus, LocalFileIO
+
+__all__ = ["FileIO", "FileStatus", "LocalFileIO"]

@@ -1,0 +1,180 @@
+"""File access for tables. Bytes only; formats live in ``lakestore.format``.
+
+Every file is written under a temporary name in its destination folder and then published, so
+readers never see a partial file. ``try_publish`` is the commit point of a snapshot: it makes
+the destination appear atomically and only if no other process created it first (link(2), which
+fails with EEXIST), never a check-then-rename.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True, slots=True)
+class FileStatus:
+    path: str
+    size: int
+    mtime_ms: int
+    is_dir: bool
+
+
+class FileIO(ABC):
+    """The operations lakestore needs from a file system."""
+
+    @abstractmethod
+    def read_bytes(self, path: str) -> bytes: ...
+
+    @abstractmethod
+    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        """Write a whole file atomically (temp name, then rename/replace)."""
+
+    @abstractmethod
+    def try_publish(self, path: str, data: bytes) -> bool:
+        """Create ``path`` with ``data`` iff it does not exist; atomic and cross-process safe."""
+
+    @abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def list_status(self, path: str) -> list[FileStatus]: ...
+
+    @abstractmethod
+    def delete(self, path: str) -> None:
+        """Delete a file; missing files are fine (deletes must be idempotent for crash recovery)."""
+
+    @abstractmethod
+    def delete_dir(self, path: str) -> None: ...
+
+    @abstractmethod
+    def mkdirs(self, path: str) -> None: ...
+
+    @abstractmethod
+    def rename(self, src: str, dst: str) -> bool:
+        """Rename iff ``dst`` does not exist."""
+
+    @abstractmethod
+    def file_size(self, path: str) -> int: ...
+
+    @abstractmethod
+    def arrow_filesystem(self) -> pafs.FileSystem:
+        """A pyarrow filesystem for parquet reads and writes."""
+
+    @abstractmethod
+    @contextmanager
+    def open_output(self, path: str) -> Iterator[pa.NativeFile]:
+        """Stream a new file; it becomes visible under ``path`` only when the block succeeds."""
+
+    def list_names(self, path: str) -> list[str]:
+        return [os.path.basename(s.path) for s in self.list_status(path)]
+
+
+class LocalFileIO(FileIO):
+    def __init__(self) -> None:
+        self._fs = pafs.LocalFileSystem()
+
+    @staticmethod
+    def _temp_name(path: str) -> str:
+        head, tail = os.path.split(path)
+        return os.path.join(head, f".{tail}.{uuid.uuid4().hex}.tmp")
+
+    def read_bytes(self, path: str) -> bytes:
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = self._temp_name(path)
+        try:
+            with open(temp, "wb") as fh:
+                fh.write(data)
+            if overwrite:
+                os.replace(temp, path)
+            elif not self.rename(temp, path):
+                raise FileExistsError(errno.EEXIST, "file exists", path)
+        finally:
+            _remove_quietly(temp)
+
+    def try_publish(self, path: str, data: bytes) -> bool:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = self._temp_name(path)
+        try:
+            with open(temp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(temp, path)
+            except FileExistsError:
+                return False
+            return True
+        finally:
+            _remove_quietly(temp)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def list_status(self, path: str) -> list[FileStatus]:
+        try:
+            entries = list(os.scandir(path))
+        except FileNotFoundError:
+            return []
+        out = []
+        for entry in entries:
+            try:
+                st = entry.stat()
+            except FileNotFoundError:
+                continue
+            out.append(FileStatus(entry.path, st.st_size, int(st.st_mtime * 1000), entry.is_dir()))
+        return out
+
+    def delete(self, path: str) -> None:
+        _remove_quietly(path)
+
+    def delete_dir(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def mkdirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def rename(self, src: str, dst: str) -> bool:
+        try:
+            os.link(src, dst)
+        except FileExistsError:
+            return False
+        os.unlink(src)
+        return True
+
+    def file_size(self, path: str) -> int:
+        return os.path.getsize(path)
+
+    def arrow_filesystem(self) -> pafs.FileSystem:
+        return self._fs
+
+    @contextmanager
+    def open_output(self, path: str) -> Iterator[pa.NativeFile]:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temp = self._temp_name(path)
+        try:
+            with pa.OSFile(temp, "wb") as sink:
+                yield sink
+            os.replace(temp, path)
+        finally:
+            _remove_quietly(temp)
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

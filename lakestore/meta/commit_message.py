@@ -1,0 +1,83 @@
+"""CommitMessage: what a writer hands to the committer for one (partition, bucket).
+
+Like LevelDB's VersionEdit, it is plain data, so executors can write and one driver commit.
+It serializes to Avro bytes (schemaless, with a version byte) for transport.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+
+from lakestore.errors import CorruptMetadataError
+from lakestore.meta.manifest import DATA_FILE_SCHEMA, DataFileMeta
+
+_FORMAT_VERSION = 1
+_FILES = {"type": "array", "items": "org.apache.paimon.avro.generated.record__FILE"}
+_SCHEMA = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "CommitMessage",
+        "namespace": "lakestore",
+        "fields": [
+            {"name": "partition", "type": "bytes"},
+            {"name": "bucket", "type": "int"},
+            {"name": "total_buckets", "type": "int"},
+            {"name": "new_files", "type": {"type": "array", "items": DATA_FILE_SCHEMA}},
+            {"name": "changelog_files", "type": _FILES},
+            {"name": "compact_before", "type": _FILES},
+            {"name": "compact_after", "type": _FILES},
+            {"name": "compact_changelog_files", "type": _FILES},
+        ],
+    }
+)
+
+
+@dataclass(frozen=True)
+class CommitMessage:
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    new_files: tuple[DataFileMeta, ...] = ()
+    changelog_files: tuple[DataFileMeta, ...] = ()
+    compact_before: tuple[DataFileMeta, ...] = ()
+    compact_after: tuple[DataFileMeta, ...] = ()
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.new_files or self.changelog_files or self.compact_before or self.compact_after or self.compact_changelog_files)
+
+    def written_files(self) -> tuple[DataFileMeta, ...]:
+        """Files this message's writer created (the ones to delete if the commit does not land)."""
+        return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog_files
+
+    def to_bytes(self) -> bytes:
+        record: dict[str, Any] = {
+            "partition": self.partition,
+            "bucket": self.bucket,
+            "total_buckets": self.total_buckets,
+        }
+        for name in ("new_files", "changelog_files", "compact_before", "compact_after", "compact_changelog_files"):
+            record[name] = [f.to_avro() for f in getattr(self, name)]
+        buffer = io.BytesIO()
+        buffer.write(bytes([_FORMAT_VERSION]))
+        fastavro.schemaless_writer(buffer, _SCHEMA, record)
+        return buffer.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> CommitMessage:
+        if not data or data[0] != _FORMAT_VERSION:
+            raise CorruptMetadataError("<commit message>", "unknown serialization version")
+        try:
+            record = fastavro.schemaless_reader(io.BytesIO(data[1:]), _SCHEMA, None)
+        except Exception as exc:  # fastavro raises many types on garbage input
+            raise CorruptMetadataError("<commit message>", repr(exc)) from exc
+        files = {
+            name: tuple(DataFileMeta.from_avro(f) for f in record[name])
+            for name in ("new_files", "changelog_files", "compact_before", "compact_after", "compact_changelog_files")
+        }
+        return cls(record["partition"], record["bucket"], record["total_buckets"], **files)

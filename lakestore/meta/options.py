@@ -1,0 +1,290 @@
+"""Table options: Paimon's names and defaults, parsed and validated in one place.
+
+Policy: options a user passes to create/alter a table are checked strictly. An unknown key, a
+bad value, or a Paimon option lakestore does not implement yet is refused with ``OptionError``
+(pypaimon silently ignores some of these; lakestore never does). Options read back from an
+existing table are parsed the same way, except that unknown keys written by other engines are
+tolerated, while values that would change semantics lakestore cannot honour still fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lakestore.errors import OptionError
+
+_MEMORY_UNITS = {
+    "": 1, "b": 1, "bytes": 1,
+    "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
+    "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+    "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
+    "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+}
+_DURATION_UNITS_MS = {
+    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+}
+_AMOUNT = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_memory(text: str) -> int:
+    match = _AMOUNT.match(str(text))
+    if not match or match.group(2).lower() not in _MEMORY_UNITS:
+        raise ValueError(f"not a memory size: {text!r} (e.g. '256 mb')")
+    return int(match.group(1)) * _MEMORY_UNITS[match.group(2).lower()]
+
+
+def parse_duration_ms(text: str) -> int:
+    match = _AMOUNT.match(str(text))
+    if not match or match.group(2).lower() not in _DURATION_UNITS_MS:
+        raise ValueError(f"not a duration: {text!r} (e.g. '1 h', '10 s', '100 ms')")
+    return int(match.group(1)) * _DURATION_UNITS_MS[match.group(2).lower()]
+
+
+def _int(text: str) -> int:
+    return int(str(text).strip())
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value <= 0:
+        raise ValueError("must be > 0")
+    return value
+
+
+def _bool(text: str) -> bool:
+    lowered = str(text).strip().lower()
+    if lowered not in ("true", "false"):
+        raise ValueError("must be 'true' or 'false'")
+    return lowered == "true"
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = str(text).strip().lower()
+        if value not in allowed:
+            raise ValueError(f"must be one of {', '.join(allowed)}")
+        return value
+
+    return parse
+
+
+def _name_list(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in str(text).split(",") if p.strip())
+
+
+def _bucket(text: str) -> int:
+    value = _int(text)
+    if value == 0 or value < -1:
+        raise ValueError("must be a positive bucket count or -1 (bucket-unaware append table)")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    key: str
+    default: str | None
+    parse: Callable[[str], Any]
+
+
+_SPECS: dict[str, OptionSpec] = {
+    s.key: s
+    for s in (
+        OptionSpec("bucket", "-1", _bucket),
+        OptionSpec("bucket-key", None, _name_list),
+        OptionSpec("file.format", "parquet", _choice("parquet")),
+        OptionSpec("file.compression", "zstd", _choice("zstd", "snappy", "lz4", "gzip", "none")),
+        OptionSpec("manifest.format", "avro", _choice("avro")),
+        OptionSpec("manifest.compression", "zstd", _choice("zstd", "null", "deflate", "snappy")),
+        OptionSpec("merge-engine", "deduplicate", _choice("deduplicate")),
+        OptionSpec("sequence.field", None, _name_list),
+        OptionSpec("rowkind.field", None, str),
+        OptionSpec("changelog-producer", "none", _choice("none")),
+        OptionSpec("target-file-size", None, parse_memory),
+        OptionSpec("write-buffer-size", "256 mb", parse_memory),
+        OptionSpec("write-only", "false", _bool),
+        OptionSpec("manifest.target-file-size", "8 mb", parse_memory),
+        OptionSpec("manifest.merge-min-count", "30", _positive_int),
+        OptionSpec("commit.max-retries", "10", _int),
+        OptionSpec("commit.min-retry-wait", "10 ms", parse_duration_ms),
+        OptionSpec("commit.max-retry-wait", "10 s", parse_duration_ms),
+        OptionSpec("num-sorted-run.compaction-trigger", "5", _positive_int),
+        OptionSpec("num-sorted-run.stop-trigger", None, _positive_int),
+        OptionSpec("num-levels", None, _positive_int),
+        OptionSpec("compaction.max-size-amplification-percent", "200", _int),
+        OptionSpec("compaction.size-ratio", "1", _int),
+        OptionSpec("compaction.min.file-num", "5", _positive_int),
+        OptionSpec("compaction.max.file-num", "50", _positive_int),
+        OptionSpec("snapshot.num-retained.min", "10", _positive_int),
+        OptionSpec("snapshot.num-retained.max", None, _positive_int),
+        OptionSpec("snapshot.time-retained", "1 h", parse_duration_ms),
+        OptionSpec("snapshot.expire.limit", "50", _positive_int),
+        OptionSpec("partition.default-name", "__DEFAULT_PARTITION__", str),
+        OptionSpec("partition.legacy-name", "true", _bool),
+        OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
+    )
+}
+
+# Paimon options that change semantics and that lakestore does not implement yet: refused by
+# name rather than silently ignored.
+_NOT_IMPLEMENTED = frozenset(
+    {
+        "deletion-vectors.enabled",
+        "incremental-between",
+        "incremental-between-timestamp",
+        "scan.mode",
+        "scan.snapshot-id",
+        "scan.tag-name",
+        "scan.timestamp-millis",
+        "consumer-id",
+        "partial-update.ignore-delete",
+        "full-compaction.delta-commits",
+        "tag.automatic-creation",
+        "partition.expiration-time",
+        "dynamic-bucket.target-row-num",
+        "cross-partition-upsert.index-ttl",
+        "data-evolution.enabled",
+        "row-tracking.enabled",
+        "file-index.bloom-filter.columns",
+        "lookup-wait",
+        "streaming-read-overwrite",
+    }
+)
+
+def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, str]:
+    """Check keys and values; returns the options as a ``dict[str, str]``."""
+    cleaned: dict[str, str] = {}
+    for key, raw in options.items():
+        if not isinstance(key, str):
+            raise OptionError(f"option keys must be strings, got {key!r}")
+        value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        if key in _NOT_IMPLEMENTED:
+            if strict:
+                raise OptionError(f"option {key!r} is a Paimon option that lakestore does not implement yet")
+            raise OptionError(f"table uses option {key!r}, which lakestore does not implement yet")
+        spec = _SPECS.get(key)
+        if spec is None:
+            if key.startswith("fields.") and strict:
+                raise OptionError(f"option {key!r}: per-field options are not implemented yet")
+            if strict:
+                raise OptionError(f"unknown option {key!r}")
+            cleaned[key] = value  # written by another engine; irrelevant to lakestore
+            continue
+        try:
+            spec.parse(value)
+        except ValueError as exc:
+            raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+        cleaned[key] = value
+    return cleaned
+
+
+class CoreOptions:
+    """Typed, read-only view over a table's options."""
+
+    def __init__(self, options: Mapping[str, str], *, has_primary_key: bool) -> None:
+        self._raw = dict(options)
+        self._has_primary_key = has_primary_key
+
+    def raw(self) -> dict[str, str]:
+        return dict(self._raw)
+
+    def get(self, key: str) -> Any:
+        spec = _SPECS[key]
+        value = self._raw.get(key, spec.default)
+        if value is None:
+            return None
+        try:
+            return spec.parse(value)
+        except ValueError as exc:
+            raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+
+    @property
+    def bucket(self) -> int:
+        return self.get("bucket")
+
+    @property
+    def bucket_key(self) -> tuple[str, ...]:
+        return self.get("bucket-key") or ()
+
+    @property
+    def sequence_fields(self) -> tuple[str, ...]:
+        return self.get("sequence.field") or ()
+
+    @property
+    def rowkind_field(self) -> str | None:
+        return self.get("rowkind.field")
+
+    @property
+    def merge_engine(self) -> str:
+        return self.get("merge-engine")
+
+    @property
+    def target_file_size(self) -> int:
+        explicit = self.get("target-file-size")
+        if explicit is not None:
+            return explicit
+        return (128 << 20) if self._has_primary_key else (256 << 20)
+
+    @property
+    def write_buffer_size(self) -> int:
+        return self.get("write-buffer-size")
+
+    @property
+    def write_only(self) -> bool:
+        return self.get("write-only")
+
+    @property
+    def file_compression(self) -> str:
+        return self.get("file.compression")
+
+    @property
+    def manifest_compression(self) -> str:
+        return self.get("manifest.compression")
+
+    @property
+    def manifest_target_size(self) -> int:
+        return self.get("manifest.target-file-size")
+
+    @property
+    def manifest_merge_min_count(self) -> int:
+        return self.get("manifest.merge-min-count")
+
+    @property
+    def commit_max_retries(self) -> int:
+        return self.get("commit.max-retries")
+
+    @property
+    def commit_min_retry_wait_ms(self) -> int:
+        return self.get("commit.min-retry-wait")
+
+    @property
+    def commit_max_retry_wait_ms(self) -> int:
+        return self.get("commit.max-retry-wait")
+
+    @property
+    def compaction_trigger(self) -> int:
+        return self.get("num-sorted-run.compaction-trigger")
+
+    @property
+    def stop_trigger(self) -> int:
+        explicit = self.get("num-sorted-run.stop-trigger")
+        return explicit if explicit is not None else self.compaction_trigger + 3
+
+    @property
+    def num_levels(self) -> int:
+        explicit = self.get("num-levels")
+        return explicit if explicit is not None else self.compaction_trigger + 1
+
+    @property
+    def partition_default_name(self) -> str:
+        return self.get("partition.default-name")
+
+    @property
+    def stats_enabled(self) -> bool:
+        return self.get("metadata.stats-mode") != "none"

@@ -1,0 +1,229 @@
+"""Table schemas (``schema/schema-N``): fields with ids and Paimon type strings, keys, options."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from lakestore.errors import CorruptMetadataError, LakestoreError, OptionError, SchemaMismatchError
+from lakestore.format.types import DataType, from_arrow, parse_type
+from lakestore.io.fileio import FileIO
+from lakestore.meta import options as opts
+
+SCHEMA_VERSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class DataField:
+    id: int
+    name: str
+    type: DataType
+    description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_paimon()}
+        if self.description is not None:
+            out["description"] = self.description
+        return out
+
+    def arrow_field(self) -> pa.Field:
+        return pa.field(self.name, self.type.to_arrow(), nullable=self.type.nullable)
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    id: int
+    fields: tuple[DataField, ...]
+    highest_field_id: int
+    partition_keys: tuple[str, ...]
+    primary_keys: tuple[str, ...]
+    options: Mapping[str, str]
+    comment: str | None = None
+    time_millis: int = field(default_factory=lambda: int(time.time() * 1000))
+
+    # -- derived views ------------------------------------------------------------------------
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field(self, name: str) -> DataField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise SchemaMismatchError(f"no column {name!r} in schema (columns: {self.field_names})")
+
+    def types_of(self, names: Sequence[str]) -> list[DataType]:
+        return [self.field(n).type for n in names]
+
+    @property
+    def trimmed_primary_keys(self) -> tuple[str, ...]:
+        """Primary key minus partition keys: the key stored in data files as ``_KEY_*``."""
+        trimmed = tuple(k for k in self.primary_keys if k not in self.partition_keys)
+        return trimmed if trimmed else self.primary_keys
+
+    @property
+    def bucket_keys(self) -> tuple[str, ...]:
+        explicit = self.core_options().bucket_key
+        if explicit:
+            return explicit
+        return self.trimmed_primary_keys
+
+    def core_options(self) -> opts.CoreOptions:
+        return opts.CoreOptions(self.options, has_primary_key=bool(self.primary_keys))
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema([f.arrow_field() for f in self.fields])
+
+    # -- JSON ---------------------------------------------------------------------------------
+    def to_json(self) -> str:
+        doc = {
+            "version": SCHEMA_VERSION,
+            "id": self.id,
+            "fields": [f.to_json() for f in self.fields],
+            "highestFieldId": self.highest_field_id,
+            "partitionKeys": list(self.partition_keys),
+            "primaryKeys": list(self.primary_keys),
+            "options": dict(self.options),
+            "comment": self.comment,
+            "timeMillis": self.time_millis,
+        }
+        return json.dumps(doc, indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, source: str) -> TableSchema:
+        try:
+            doc = json.loads(text)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+            fields = tuple(
+                DataField(int(f["id"]), str(f["name"]), parse_type(f["type"]), f.get("description"))
+                for f in doc["fields"]
+            )
+            options = doc["options"]
+            if not isinstance(options, dict):
+                raise ValueError("options is not an object")
+            schema = cls(
+                id=int(doc["id"]),
+                fields=fields,
+                highest_field_id=int(doc["highestFieldId"]),
+                partition_keys=tuple(str(k) for k in doc["partitionKeys"]),
+                primary_keys=tuple(str(k) for k in doc["primaryKeys"]),
+                options={str(k): str(v) for k, v in options.items()},
+                comment=doc.get("comment"),
+                time_millis=int(doc.get("timeMillis") or 0),
+            )
+        except (ValueError, KeyError, TypeError, LakestoreError) as exc:
+            raise CorruptMetadataError(source, f"invalid schema JSON: {exc!r}") from exc
+        return schema
+
+
+def new_schema(
+    arrow_schema: pa.Schema,
+    *,
+    partition_keys: Sequence[str] = (),
+    primary_keys: Sequence[str] = (),
+    options: Mapping[str, str] | None = None,
+    comment: str | None = None,
+) -> TableSchema:
+    """Validate user input and build schema 0. Primary-key columns become NOT NULL."""
+    names = list(arrow_schema.names)
+    if len(set(names)) != len(names):
+        raise SchemaMismatchError(f"duplicate column names in {names}")
+    for group, label in ((partition_keys, "partition key"), (primary_keys, "primary key")):
+        for key in group:
+            if key not in names:
+                raise SchemaMismatchError(f"{label} {key!r} is not a column (columns: {names})")
+    if primary_keys and not set(partition_keys) <= set(primary_keys):
+        raise SchemaMismatchError(
+            f"primary keys {list(primary_keys)} must contain all partition keys {list(partition_keys)}"
+        )
+    checked = opts.validate(options or {}, strict=True)
+    if primary_keys and "bucket" not in checked:
+        checked["bucket"] = "1"  # lakestore has no dynamic bucket mode: one fixed bucket by default
+    checked.setdefault("bucket", "-1")
+    checked.setdefault("file.format", "parquet")
+    core = opts.CoreOptions(checked, has_primary_key=bool(primary_keys))
+    if primary_keys and core.bucket == -1:
+        raise OptionError("dynamic bucket mode (bucket = -1) for primary-key tables is not implemented yet")
+    for key in core.bucket_key:
+        if key not in names:
+            raise OptionError(f"bucket-key {key!r} is not a column")
+        if primary_keys and key not in primary_keys:
+            raise OptionError(f"bucket-key {key!r} must be part of the primary key")
+    if not primary_keys and core.bucket > 0 and not core.bucket_key:
+        raise OptionError("an append table with fixed buckets needs option 'bucket-key'")
+    if not primary_keys and core.bucket == -1 and core.bucket_key:
+        raise OptionError("'bucket-key' needs a fixed bucket count")
+    for key in core.sequence_fields:
+        if key not in names:
+            raise OptionError(f"sequence.field {key!r} is not a column")
+    if (core.sequence_fields or core.rowkind_field) and not primary_keys:
+        raise OptionError("sequence.field and rowkind.field need a primary key")
+    if core.rowkind_field is not None and core.rowkind_field not in names:
+        raise OptionError(f"rowkind.field {core.rowkind_field!r} is not a column")
+    fields = []
+    for i, f in enumerate(arrow_schema):
+        dtype = from_arrow(f.type, nullable=f.nullable)
+        if f.name in primary_keys:
+            dtype = dtype.copy(nullable=False)
+        description = None
+        if f.metadata and b"comment" in f.metadata:
+            description = f.metadata[b"comment"].decode()
+        fields.append(DataField(i, f.name, dtype, description))
+    for key in partition_keys:
+        root = next(f.type.root for f in fields if f.name == key)
+        if root not in ("VARCHAR", "CHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "BOOLEAN"):
+            raise SchemaMismatchError(f"partition key {key!r} of type {root} is not supported as a partition column")
+    return TableSchema(
+        id=0,
+        fields=tuple(fields),
+        highest_field_id=len(fields) - 1,
+        partition_keys=tuple(partition_keys),
+        primary_keys=tuple(primary_keys),
+        options=checked,
+        comment=comment,
+    )
+
+
+class SchemaManager:
+    """Reads and publishes ``schema/schema-N`` files of one table."""
+
+    def __init__(self, file_io: FileIO, table_path: str) -> None:
+        self.file_io = file_io
+        self.schema_dir = f"{table_path}/schema"
+        self._cache: dict[int, TableSchema] = {}
+
+    def path(self, schema_id: int) -> str:
+        return f"{self.schema_dir}/schema-{schema_id}"
+
+    def list_ids(self) -> list[int]:
+        ids = []
+        for name in self.file_io.list_names(self.schema_dir):
+            if name.startswith("schema-") and name[7:].isdigit():
+                ids.append(int(name[7:]))
+        return sorted(ids)
+
+    def get(self, schema_id: int) -> TableSchema:
+        cached = self._cache.get(schema_id)
+        if cached is None:
+            path = self.path(schema_id)
+            try:
+                text = self.file_io.read_bytes(path)
+            except FileNotFoundError as exc:
+                raise CorruptMetadataError(path, "schema file is missing") from exc
+            cached = TableSchema.from_json(text, source=path)
+            self._cache[schema_id] = cached
+        return cached
+
+    def latest(self) -> TableSchema | None:
+        ids = self.list_ids()
+        return self.get(ids[-1]) if ids else None
+
+    def publish(self, schema: TableSchema) -> bool:
+        """Create schema-N iff absent (atomic)."""
+        return self.file_io.try_publish(self.path(schema.id), schema.to_json().encode())

@@ -1,0 +1,48 @@
+"""Column statistics (min, max, null count) as Paimon's SimpleStats, computed with Arrow kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakestore.format.binary_row import encode_rows, encode_values
+from lakestore.format.types import DataType
+from lakestore.meta.manifest import SimpleStats
+
+EMPTY_STATS = SimpleStats(encode_values([], []), encode_values([], []), ())
+
+
+def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> SimpleStats:
+    """Min/max/null counts of ``columns``; min/max of a column that has no non-null value is null."""
+    if not columns:
+        return EMPTY_STATS
+    mins: list[pa.Array] = []
+    maxs: list[pa.Array] = []
+    nulls: list[int] = []
+    for name, dtype in zip(columns, types):
+        column = table.column(name)
+        arrow_type = dtype.to_arrow()
+        nulls.append(column.null_count)
+        if column.null_count == len(column):
+            mins.append(pa.nulls(1, arrow_type))
+            maxs.append(pa.nulls(1, arrow_type))
+            continue
+        result = pc.min_max(column)
+        mins.append(pa.array([result["min"]], type=arrow_type))
+        maxs.append(pa.array([result["max"]], type=arrow_type))
+    return SimpleStats(
+        encode_rows(types, mins, 1).row(0),
+        encode_rows(types, maxs, 1).row(0),
+        tuple(nulls),
+    )
+
+
+def values_stats(types: Sequence[DataType], rows: Sequence[Sequence[Any]]) -> SimpleStats:
+    """Stats over already decoded rows (partition values of a manifest file)."""
+    if not types:
+        return EMPTY_STATS
+    arrays = [pa.array([r[i] for r in rows], type=t.to_arrow()) for i, t in enumerate(types)]
+    return column_stats(pa.table(arrays, names=[f"f{i}" for i in range(len(types))]), [f"f{i}" for i in range(len(types))], types)

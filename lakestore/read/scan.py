@@ -1,0 +1,110 @@
+"""Scan planning: from a snapshot's manifests to splits, one per (partition, bucket), pruned by
+partition values and file statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lakestore.format.binary_row import decode_row
+from lakestore.format.types import DataType
+from lakestore.meta.file_scan import live_entries
+from lakestore.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore, SimpleStats
+from lakestore.meta.schema import TableSchema
+from lakestore.meta.snapshot import Snapshot
+from lakestore.read.predicate import Predicate, Stats
+
+
+@dataclass(frozen=True)
+class Split:
+    """The live files of one (partition, bucket) and whether they can be read without merging."""
+
+    partition: bytes
+    partition_values: tuple[Any, ...]
+    bucket: int
+    total_buckets: int
+    files: tuple[DataFileMeta, ...]
+    raw_convertible: bool
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+def _stats_dict(names: Sequence[str], types: Sequence[DataType], stats: SimpleStats, row_count: int, source: str) -> Stats:
+    if stats.null_counts is None or len(stats.null_counts) != len(names):
+        return {}
+    mins = decode_row(stats.min_values, types, source=source)
+    maxs = decode_row(stats.max_values, types, source=source)
+    return {n: (lo, hi, nc, row_count) for n, lo, hi, nc in zip(names, mins, maxs, stats.null_counts)}
+
+
+def raw_convertible(files: Sequence[DataFileMeta], *, primary_key: bool) -> bool:
+    """Paimon's rule: one file, or all files on one level >= 1 without delete rows."""
+    if not primary_key or len(files) == 1:
+        return True
+    levels = {f.level for f in files}
+    return len(levels) == 1 and 0 not in levels and all((f.delete_row_count or 0) == 0 for f in files)
+
+
+class ScanPlanner:
+    def __init__(self, schema: TableSchema, manifests: ManifestStore) -> None:
+        self.schema = schema
+        self.manifests = manifests
+        self.partition_keys = list(schema.partition_keys)
+        self.partition_types = schema.types_of(self.partition_keys)
+        self.primary_key = bool(schema.primary_keys)
+        self.key_names = list(schema.trimmed_primary_keys)
+        self.key_types = schema.types_of(self.key_names) if self.primary_key else []
+        self._partitions: dict[bytes, tuple[Any, ...]] = {}
+
+    def partition_values(self, partition: bytes) -> tuple[Any, ...]:
+        values = self._partitions.get(partition)
+        if values is None:
+            values = decode_row(partition, self.partition_types, source=self.manifests.manifest_dir)
+            self._partitions[partition] = values
+        return values
+
+    def _manifest_may_match(self, predicate: Predicate, meta: ManifestFileMeta) -> bool:
+        if not self.partition_keys:
+            return True
+        return predicate.might_match(_stats_dict(self.partition_keys, self.partition_types, meta.partition_stats, 2**62, self.manifests.manifest_dir))
+
+    def _partition_may_match(self, predicate: Predicate, entry: ManifestEntry) -> bool:
+        values = self.partition_values(entry.partition)
+        stats = {n: (v, v, 1 if v is None else 0, 1) for n, v in zip(self.partition_keys, values)}
+        return predicate.might_match(stats)
+
+    def _file_may_match(self, predicate: Predicate, entry: ManifestEntry) -> bool:
+        f = entry.file
+        source = f.file_name
+        if self.primary_key:
+            return predicate.might_match(_stats_dict(self.key_names, self.key_types, f.key_stats, f.row_count, source))
+        names = list(f.value_stats_cols) if f.value_stats_cols is not None else self.schema.field_names
+        if f.schema_id != self.schema.id or any(n not in self.schema.field_names for n in names):
+            return True  # statistics of another schema version: do not trust names
+        return predicate.might_match(_stats_dict(names, self.schema.types_of(names), f.value_stats, f.row_count, source))
+
+    def plan(self, snapshot: Snapshot | None, predicate: Predicate | None = None) -> list[Split]:
+        if snapshot is None:
+            return []
+        manifest_filter = None
+        entry_filter = None
+        if predicate is not None:
+            manifest_filter = lambda m: self._manifest_may_match(predicate, m)  # noqa: E731
+            entry_filter = lambda e: self._partition_may_match(predicate, e)  # noqa: E731
+        entries = live_entries(self.manifests, snapshot, manifest_filter=manifest_filter, entry_filter=entry_filter)
+        groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for entry in entries:
+            groups.setdefault((entry.partition, entry.bucket), []).append(entry)
+        splits = []
+        for (partition, bucket), group in groups.items():
+            if predicate is not None:
+                group = [e for e in group if self._file_may_match(predicate, e)]
+                if not group:
+                    continue
+            files = tuple(sorted((e.file for e in group), key=lambda f: (f.level, f.min_sequence_number)))
+            splits.append(Split(partition, self.partition_values(partition), bucket, group[0].total_buckets, files, raw_convertible(files, primary_key=self.primary_key)))
+        splits.sort(key=lambda s: (s.partition, s.bucket))
+        return splits

@@ -1,0 +1,171 @@
+"""A Paimon table: write, commit, scan and read, time travel by snapshot."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
+from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError
+from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.meta.manifest import ManifestStore
+from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from lakestore.read.predicate import Predicate
+from lakestore.read.scan import ScanPlanner, Split
+from lakestore.read.split_read import SplitReader
+from lakestore.write.table_write import InputData, TableWrite
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+
+class Table:
+    """A table at a path. Obtain one from ``Catalog.get_table`` or ``Table.from_path``."""
+
+    def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None) -> None:
+        self.path = path.rstrip("/")
+        self.file_io = file_io or LocalFileIO()
+        self.identifier = identifier or self.path.rsplit("/", 1)[-1]
+        self.schema_manager = SchemaManager(self.file_io, self.path)
+        schema = self.schema_manager.latest()
+        if schema is None:
+            raise TableNotFoundError(f"no table at {self.path} (no schema files)")
+        self.schema: TableSchema = schema
+        self.options = schema.core_options()
+        # Values a table was created with must be usable: fail early and by name.
+        self.options.bucket, self.options.merge_engine, self.options.target_file_size  # noqa: B018
+        self.snapshot_manager = SnapshotManager(self.file_io, self.path)
+
+    @classmethod
+    def from_path(cls, path: str, *, file_io: FileIO | None = None) -> Table:
+        return cls(path, file_io=file_io)
+
+    def __repr__(self) -> str:
+        return f"Table({self.identifier!r}, path={self.path!r})"
+
+    # -- metadata -----------------------------------------------------------------------------
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return self.schema.arrow_schema()
+
+    @property
+    def partition_keys(self) -> tuple[str, ...]:
+        return self.schema.partition_keys
+
+    @property
+    def primary_keys(self) -> tuple[str, ...]:
+        return self.schema.primary_keys
+
+    def manifests(self) -> ManifestStore:
+        return ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.get(snapshot_id)
+
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.snapshot_manager.snapshots())
+
+    # -- writing ------------------------------------------------------------------------------
+    def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite:
+        """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user."""
+        partition = self._overwrite_partition(overwrite)
+        return TableWrite(self.file_io, self.path, self.schema, self.manifests(), self.latest_snapshot(), commit_user=commit_user or str(uuid.uuid4()), overwrite_partition=partition)
+
+    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
+        return TableCommit(self.file_io, self.path, self.schema, commit_user=commit_user, hook=hook)
+
+    def _overwrite_partition(self, overwrite: Overwrite) -> dict[str, Any] | None:
+        if overwrite is None or overwrite is False:
+            return None
+        if overwrite is True:
+            return {}
+        if not isinstance(overwrite, Mapping):
+            raise PartitionValueError(f"overwrite must be True or a partition dict, got {overwrite!r}")
+        unknown = [k for k in overwrite if k not in self.schema.partition_keys]
+        if unknown:
+            raise PartitionValueError(f"overwrite names {unknown}, which are not partition keys {list(self.schema.partition_keys)}")
+        return dict(overwrite)
+
+    def write_arrow(self, data: InputData, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+        """Write Arrow data in one commit; returns the new snapshot (None if nothing was written).
+
+        ``overwrite=True`` replaces the whole table, ``overwrite={"dt": "x"}`` one partition.
+        Nothing is committed and no written file is left behind if the data is rejected.
+        """
+        user = commit_user or str(uuid.uuid4())
+        write = self.new_write(commit_user=user, overwrite=overwrite)
+        try:
+            write.write_arrow(data)
+            messages = write.prepare_commit()
+        except BaseException:
+            write.abort()
+            raise
+        if not messages and (overwrite is None or overwrite is False):
+            return None
+        snapshots = self.new_commit(commit_user=user).commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite))
+        return snapshots[-1] if snapshots else None
+
+    @staticmethod
+    def _overwrite_arg(overwrite: Overwrite) -> Overwrite:
+        return None if overwrite is False else overwrite
+
+    # -- reading ------------------------------------------------------------------------------
+    def _resolve_snapshot(self, snapshot_id: int | None) -> Snapshot | None:
+        if snapshot_id is None:
+            return self.latest_snapshot()
+        return self.snapshot_manager.get(snapshot_id)
+
+    def plan(self, *, filter: Predicate | None = None, snapshot_id: int | None = None) -> list[Split]:  # noqa: A002
+        planner = ScanPlanner(self.schema, self.manifests())
+        return planner.plan(self._resolve_snapshot(snapshot_id), filter)
+
+    def split_reader(self) -> SplitReader:
+        return SplitReader(self.file_io, self.path, self.schema, self.schema_manager)
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        if columns is None:
+            return self.schema.field_names
+        unknown = [c for c in columns if c not in self.schema.field_names]
+        if unknown:
+            raise SchemaMismatchError(f"unknown columns {unknown} (columns: {self.schema.field_names})")
+        return list(columns)
+
+    def to_arrow(self, *, columns: Sequence[str] | None = None, filter: Predicate | None = None, snapshot_id: int | None = None) -> pa.Table:  # noqa: A002
+        selected = self._columns(columns)
+        if filter is not None:
+            unknown = [c for c in filter.columns() if c not in self.schema.field_names]
+            if unknown:
+                raise SchemaMismatchError(f"filter names unknown columns {unknown}")
+        splits = self.plan(filter=filter, snapshot_id=snapshot_id)
+        arrow_schema = pa.schema([self.arrow_schema.field(c) for c in selected])
+        return self.split_reader().read_all(splits, selected, filter, arrow_schema)
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        return self.to_arrow(**kwargs).to_pandas()
+
+    def to_polars(self, **kwargs: Any) -> pl.DataFrame:
+        try:
+            import polars  # noqa: PLC0415 - optional dependency
+        except ImportError as exc:
+            raise ImportError("to_polars() needs the 'polars' package") from exc
+        return polars.from_arrow(self.to_arrow(**kwargs))  # type: ignore[return-value]
+
+    def to_duckdb(self, connection: Any = None, *, name: str | None = None, **kwargs: Any) -> Any:
+        """Register the table's rows in DuckDB (optional dependency) and return the relation."""
+        try:
+            import duckdb  # noqa: PLC0415 - optional dependency
+        except ImportError as exc:
+            raise ImportError("to_duckdb() needs the 'duckdb' package") from exc
+        con = connection or duckdb.connect()
+        data = self.to_arrow(**kwargs)
+        view = name or self.identifier.replace(".", "_")
+        con.register(view, data)
+        return con.table(view)

@@ -1,0 +1,152 @@
+"""Writes sorted runs or append data into data files rolled at ``target-file-size``, and
+describes each file for the manifest (row count, key range, statistics, sequence range)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakestore.format.binary_row import EMPTY_ROW, encode_rows
+from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, key_column, kv_file_schema
+from lakestore.format.parquet import write_parquet
+from lakestore.format.partition_path import bucket_dir
+from lakestore.io.fileio import FileIO
+from lakestore.merge.engine import retract_count
+from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
+from lakestore.meta.schema import TableSchema
+from lakestore.meta.stats import EMPTY_STATS, column_stats
+
+
+@dataclass(frozen=True)
+class FileTarget:
+    """Where a writer puts files: one (partition, bucket) directory of one table."""
+
+    table_path: str
+    partition_path: str
+    bucket: int
+
+    @property
+    def directory(self) -> str:
+        return bucket_dir(self.table_path, self.partition_path, self.bucket)
+
+
+class DataFileWriter:
+    """Creates ``data-<uuid>-<n>.parquet`` files for one bucket. Remembers what it wrote so that
+    an aborted write can remove its files."""
+
+    def __init__(self, file_io: FileIO, schema: TableSchema, target: FileTarget, *, prefix: str = "data") -> None:
+        self.file_io = file_io
+        self.schema = schema
+        self.target = target
+        self.prefix = prefix
+        self._uuid = uuid.uuid4()
+        self._counter = 0
+        self.options = schema.core_options()
+        self.written: list[str] = []
+        self._field_ids = {f.name: f.id for f in schema.fields}
+        self._user_schema = schema.arrow_schema()
+        self._value_types = [f.type for f in schema.fields]
+        self._key_names = list(schema.trimmed_primary_keys)
+        self._key_types = schema.types_of(self._key_names)
+
+    def _new_path(self) -> tuple[str, str]:
+        name = f"{self.prefix}-{self._uuid}-{self._counter}.parquet"
+        self._counter += 1
+        return name, f"{self.target.directory}/{name}"
+
+    def _rows_per_file(self, table: pa.Table) -> int:
+        if table.num_rows == 0:
+            return 1
+        per_row = max(1, table.nbytes // table.num_rows)
+        return max(1, self.options.target_file_size // per_row)
+
+    def write_kv(self, rows: pa.Table, *, level: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
+        """``rows``: user columns + _SEQUENCE_NUMBER + _VALUE_KIND, sorted by key, unique keys."""
+        out = []
+        step = self._rows_per_file(rows)
+        for start in range(0, rows.num_rows, step):
+            out.append(self._write_kv_file(rows.slice(start, step), level, file_source))
+        return out
+
+    def _write_kv_file(self, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
+        columns = [rows.column(k) for k in self._key_names]
+        columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
+        columns += [rows.column(f.name) for f in self._user_schema]
+        file_schema = kv_file_schema(self._user_schema, self._key_names, self._field_ids)
+        table = pa.Table.from_arrays(columns, schema=file_schema)
+        name, path = self._new_path()
+        size = write_parquet(self.file_io, path, table, compression=self.options.file_compression)
+        self.written.append(path)
+        seq = rows.column(SEQUENCE_NUMBER)
+        bounds = pc.min_max(seq)
+        key_table = rows.select(self._key_names)
+        edge_rows = encode_rows(self._key_types, [key_table.column(k).take([0, rows.num_rows - 1]) for k in self._key_names])
+        stats_on = self.options.stats_enabled
+        return DataFileMeta(
+            file_name=name,
+            file_size=size,
+            row_count=rows.num_rows,
+            min_key=edge_rows.row(0),
+            max_key=edge_rows.row(1),
+            key_stats=column_stats(key_table, self._key_names, self._key_types),
+            value_stats=column_stats(rows, [f.name for f in self.schema.fields], self._value_types) if stats_on else EMPTY_STATS,
+            min_sequence_number=bounds["min"].as_py(),
+            max_sequence_number=bounds["max"].as_py(),
+            schema_id=self.schema.id,
+            level=level,
+            creation_time_ms=int(time.time() * 1000),
+            delete_row_count=retract_count(rows.column(VALUE_KIND)),
+            file_source=file_source,
+            value_stats_cols=None,
+        )
+
+    def write_append(self, rows: pa.Table, *, first_sequence: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
+        out = []
+        step = self._rows_per_file(rows)
+        seq = first_sequence
+        file_schema = append_file_schema(self._user_schema, self._field_ids)
+        for start in range(0, rows.num_rows, step):
+            chunk = rows.slice(start, step)
+            table = pa.Table.from_arrays([chunk.column(f.name) for f in self._user_schema], schema=file_schema)
+            name, path = self._new_path()
+            size = write_parquet(self.file_io, path, table, compression=self.options.file_compression)
+            self.written.append(path)
+            out.append(
+                DataFileMeta(
+                    file_name=name,
+                    file_size=size,
+                    row_count=chunk.num_rows,
+                    min_key=EMPTY_ROW,
+                    max_key=EMPTY_ROW,
+                    key_stats=EMPTY_STATS,
+                    value_stats=column_stats(chunk, [f.name for f in self.schema.fields], self._value_types) if self.options.stats_enabled else EMPTY_STATS,
+                    min_sequence_number=seq,
+                    max_sequence_number=seq + chunk.num_rows - 1,
+                    schema_id=self.schema.id,
+                    level=0,
+                    creation_time_ms=int(time.time() * 1000),
+                    delete_row_count=0,
+                    file_source=file_source,
+                )
+            )
+            seq += chunk.num_rows
+        return out
+
+    def delete_written(self) -> None:
+        for path in self.written:
+            self.file_io.delete(path)
+        self.written.clear()
+
+
+def key_columns_for(names: Sequence[str]) -> list[str]:
+    return [key_column(n) for n in names]
+
+
+def sequence_range(first: int, count: int) -> pa.Array:
+    return pa.array(np.arange(first, first + count, dtype=np.int64))

@@ -1,0 +1,132 @@
+"""Input checking and routing: conform user data to the table schema, derive row kinds, and
+compute each row's partition and bucket (vectorised)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakestore.errors import NullKeyError, SchemaMismatchError
+from lakestore.format.binary_row import encode_values
+from lakestore.format.bucket import compute_buckets
+from lakestore.format.kv import ROW_KIND_SHORT
+from lakestore.format.partition_path import partition_path
+from lakestore.format.types import DataType, from_arrow
+from lakestore.meta.schema import TableSchema
+
+_FAMILIES = {
+    "TINYINT": "int", "SMALLINT": "int", "INT": "int", "BIGINT": "int",
+    "FLOAT": "float", "DOUBLE": "float",
+    "CHAR": "str", "VARCHAR": "str", "BINARY": "bin", "VARBINARY": "bin",
+    "DECIMAL": "dec", "DATE": "date", "TIME": "time", "BOOLEAN": "bool",
+    "TIMESTAMP": "ts", "TIMESTAMP_LTZ": "ts_ltz",
+}
+
+
+def _castable(source: pa.DataType, target: DataType) -> bool:
+    try:
+        source_type = from_arrow(source)
+    except Exception:  # noqa: BLE001 - any unmappable type is simply not castable
+        return pa.types.is_null(source)
+    return _FAMILIES.get(source_type.root) == _FAMILIES.get(target.root)
+
+
+def conform(data: pa.Table, schema: TableSchema) -> pa.Table:
+    """Reorder and safely cast ``data`` to the table's Arrow schema, or raise SchemaMismatchError."""
+    expected = schema.field_names
+    names = data.column_names
+    if len(set(names)) != len(names):
+        raise SchemaMismatchError(f"duplicate columns in input: {names}")
+    missing = [n for n in expected if n not in names]
+    extra = [n for n in names if n not in expected]
+    if missing or extra:
+        raise SchemaMismatchError(f"input columns do not match the table: missing {missing}, unexpected {extra}")
+    columns = []
+    for f in schema.fields:
+        column = data.column(f.name)
+        target = f.type.to_arrow()
+        if column.type != target:
+            if not _castable(column.type, f.type):
+                raise SchemaMismatchError(f"column {f.name!r}: cannot write {column.type} into {f.type}")
+            try:
+                column = column.cast(target, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise SchemaMismatchError(f"column {f.name!r}: values do not fit {f.type}: {exc}") from exc
+        if not f.type.nullable and column.null_count:
+            kind = "primary-key column" if f.name in schema.primary_keys else "NOT NULL column"
+            raise NullKeyError(f"{kind} {f.name!r} holds {column.null_count} null value(s)")
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=schema.arrow_schema())
+
+
+def row_kinds(data: pa.Table, schema: TableSchema) -> pa.Array:
+    """``_VALUE_KIND`` of every row: from ``rowkind.field`` when set, else +I."""
+    field = schema.core_options().rowkind_field
+    if field is None:
+        return pa.array(np.zeros(data.num_rows, dtype=np.int8))
+    column = data.column(field)
+    if column.null_count:
+        raise SchemaMismatchError(f"rowkind.field {field!r} holds nulls")
+    codes = pc.index_in(column, value_set=pa.array(list(ROW_KIND_SHORT), type=column.type))
+    if codes.null_count:
+        bad = pc.filter(column, pc.is_null(codes))[0].as_py()
+        raise SchemaMismatchError(f"rowkind.field {field!r} holds {bad!r}; expected one of {list(ROW_KIND_SHORT)}")
+    kinds = np.array(list(ROW_KIND_SHORT.values()), dtype=np.int8)
+    return pa.array(kinds[np.asarray(codes.combine_chunks() if isinstance(codes, pa.ChunkedArray) else codes)])
+
+
+def assign_buckets(data: pa.Table, schema: TableSchema) -> np.ndarray:
+    buckets = schema.core_options().bucket
+    if buckets == -1:
+        return np.zeros(data.num_rows, dtype=np.int32)
+    keys = schema.bucket_keys
+    return compute_buckets(schema.types_of(keys), [data.column(k).combine_chunks() for k in keys], buckets)
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """A partition: its values, its BinaryRow, its directory."""
+
+    values: tuple[Any, ...]
+    binary: bytes
+    path: str
+
+
+def partition_spec(schema: TableSchema, values: tuple[Any, ...]) -> PartitionSpec:
+    types: list[DataType] = schema.types_of(schema.partition_keys)
+    default = schema.core_options().partition_default_name
+    return PartitionSpec(values, encode_values(types, values), partition_path(schema.partition_keys, types, values, default_name=default))
+
+
+def split_by_partition_and_bucket(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...]) -> Iterator[tuple[tuple[Any, ...], int, pa.Table]]:
+    """Group rows by (partition values, bucket), keeping input order inside each group."""
+    n = data.num_rows
+    if n == 0:
+        return
+    group = buckets.astype(np.int64)
+    radix = int(buckets.max()) + 1 if n else 1
+    dictionaries = []
+    for name in partition_keys:
+        encoded = pc.dictionary_encode(data.column(name).combine_chunks(), null_encoding="encode")
+        codes = np.asarray(encoded.indices, dtype=np.int64)
+        dictionaries.append(encoded.dictionary)
+        group = group + codes * radix
+        radix *= len(encoded.dictionary)
+    if (group == group[0]).all():
+        values = tuple(data.column(k)[0].as_py() for k in partition_keys)
+        yield values, int(buckets[0]), data
+        return
+    order = np.argsort(group, kind="stable")
+    ordered = data.take(pa.array(order))
+    sorted_groups = group[order]
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_groups)) + 1, [n]])
+    bucket_sorted = buckets[order]
+    for s, e in zip(starts[:-1], starts[1:]):
+        chunk = ordered.slice(int(s), int(e - s))
+        values = tuple(chunk.column(k)[0].as_py() for k in partition_keys)
+        yield values, int(bucket_sorted[s]), chunk

@@ -1,0 +1,155 @@
+"""TableWrite: routes rows to bucket writers, bounds buffered memory by ``write-buffer-size``,
+and turns buffered data into CommitMessages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from lakestore.errors import PartitionValueError
+from lakestore.io.fileio import FileIO
+from lakestore.merge.engine import create_merge_engine
+from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.file_scan import live_entries
+from lakestore.meta.manifest import DataFileMeta, ManifestStore
+from lakestore.meta.schema import TableSchema
+from lakestore.meta.snapshot import Snapshot
+from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, MergeTreeBucketWriter
+from lakestore.write.file_writer import DataFileWriter, FileTarget
+from lakestore.write.input import PartitionSpec, assign_buckets, conform, partition_spec, row_kinds, split_by_partition_and_bucket
+
+InputData = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]
+
+
+class TableWrite:
+    """Write rows of one table; ``prepare_commit`` returns messages for ``TableCommit``.
+
+    Sequence numbers of each bucket continue from the bucket's maximum in ``base_snapshot``.
+    """
+
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, manifests: ManifestStore, base_snapshot: Snapshot | None, *, commit_user: str, overwrite_partition: dict[str, Any] | None = None) -> None:
+        self.file_io = file_io
+        self.table_path = table_path
+        self.schema = schema
+        self.options = schema.core_options()
+        self.commit_user = commit_user
+        self.primary_key = bool(schema.primary_keys)
+        self.merge_engine = create_merge_engine(schema) if self.primary_key else None
+        self._writers: dict[tuple[bytes, int], BucketWriter] = {}
+        self._partitions: dict[tuple[Any, ...], PartitionSpec] = {}
+        self._overwrite_partition = overwrite_partition
+        self._existing = self._index_existing(manifests, base_snapshot)
+        self._closed = False
+
+    @staticmethod
+    def _index_existing(manifests: ManifestStore, snapshot: Snapshot | None) -> dict[tuple[bytes, int], list[DataFileMeta]]:
+        index: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for entry in live_entries(manifests, snapshot):
+            index.setdefault((entry.partition, entry.bucket), []).append(entry.file)
+        return index
+
+    # -- writing ------------------------------------------------------------------------------
+    def write_arrow(self, data: InputData) -> TableWrite:
+        for batch in _batches(data):
+            if batch.num_rows:
+                self._write_table(pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch)
+        return self
+
+    def _write_table(self, data: pa.Table) -> None:
+        rows = conform(data, self.schema)
+        kinds = row_kinds(rows, self.schema) if self.primary_key else None
+        if kinds is not None:
+            rows = rows.append_column("__kind", kinds)
+        buckets = assign_buckets(rows, self.schema)
+        for values, bucket, chunk in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys):
+            writer = self._writer(values, bucket)
+            if isinstance(writer, MergeTreeBucketWriter):
+                chunk_kinds = chunk.column("__kind").combine_chunks()
+                writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds)
+            else:
+                writer.write(chunk)
+        self._bound_memory()
+
+    def _partition(self, values: tuple[Any, ...]) -> PartitionSpec:
+        spec = self._partitions.get(values)
+        if spec is None:
+            if self._overwrite_partition is not None:
+                expected = self._overwrite_partition
+                actual = dict(zip(self.schema.partition_keys, values))
+                mismatched = {k: v for k, v in expected.items() if actual.get(k) != v}
+                if mismatched:
+                    raise PartitionValueError(f"row with partition {actual} is outside the overwritten partition {expected}")
+            spec = partition_spec(self.schema, values)
+            self._partitions[values] = spec
+        return spec
+
+    def _writer(self, values: tuple[Any, ...], bucket: int) -> BucketWriter:
+        spec = self._partition(values)
+        key = (spec.binary, bucket)
+        writer = self._writers.get(key)
+        if writer is None:
+            existing = list(self._existing.get(key, []))
+            if self._overwrite_partition is not None:
+                existing = []  # overwritten: nothing older survives the commit
+            next_sequence = max((f.max_sequence_number for f in existing), default=-1) + 1
+            file_writer = DataFileWriter(self.file_io, self.schema, FileTarget(self.table_path, spec.path, bucket))
+            common: dict[str, Any] = dict(partition=spec.binary, bucket=bucket, total_buckets=self.options.bucket, next_sequence=next_sequence, existing_files=existing)
+            if self.primary_key:
+                assert self.merge_engine is not None
+                writer = MergeTreeBucketWriter(
+                    file_writer,
+                    merge_engine=self.merge_engine,
+                    key_names=list(self.schema.trimmed_primary_keys),
+                    sequence_fields=list(self.options.sequence_fields),
+                    **common,
+                )
+            else:
+                writer = AppendBucketWriter(file_writer, **common)
+            self._writers[key] = writer
+        return writer
+
+    def _bound_memory(self) -> None:
+        budget = self.options.write_buffer_size
+        total = sum(w.buffered_bytes for w in self._writers.values())
+        while total > budget:
+            largest = max(self._writers.values(), key=lambda w: w.buffered_bytes)
+            total -= largest.buffered_bytes
+            largest.flush()
+
+    # -- committing ---------------------------------------------------------------------------
+    def prepare_commit(self) -> list[CommitMessage]:
+        messages = [w.prepare_commit() for w in self._writers.values()]
+        return [m for m in messages if not m.is_empty]
+
+    def abort(self) -> None:
+        """Delete every file this write created (only for writes that will not be committed)."""
+        for writer in self._writers.values():
+            writer.file_writer.delete_written()
+        self._writers.clear()
+
+    def close(self) -> None:
+        self._writers.clear()
+        self._closed = True
+
+    def __enter__(self) -> TableWrite:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None:
+            self.abort()
+        self.close()
+
+
+def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:
+    if isinstance(data, pa.Table):
+        yield data
+    elif isinstance(data, pa.RecordBatch):
+        yield data
+    elif isinstance(data, pa.RecordBatchReader):
+        yield from data
+    elif hasattr(data, "__arrow_c_stream__"):
+        yield from pa.RecordBatchReader.from_stream(data)
+    else:
+        yield from data
