@@ -76,3 +76,16 @@ class CommitRetriesExhaustedError(CommitError):
 
 class MergeEngineError(LakestoreError):
     """A row cannot be merged by the table's merge engine (e.g. an unsupported retraction)."""
+
+
+# -- lifecycle (tags, rollback, schema evolution) ------------------------------------------------
+class TagNotFoundError(LakestoreError):
+    pass
+
+
+class TagAlreadyExistsError(LakestoreError):
+    pass
+
+
+class SchemaChangeError(LakestoreError):
+    """An ``alter_table`` change Paimon forbids (key columns, narrowing types, unknown columns)."""

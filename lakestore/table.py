@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
+from lakestore.compact import BucketCompactor, compact_table
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError
 from lakestore.io.fileio import FileIO, LocalFileIO
 from lakestore.meta.manifest import ManifestStore
@@ -17,6 +18,7 @@ from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotM
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
+from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.table_write import InputData, TableWrite
 
 if TYPE_CHECKING:
@@ -77,7 +79,21 @@ class Table:
     def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite:
         """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user."""
         partition = self._overwrite_partition(overwrite)
-        return TableWrite(self.file_io, self.path, self.schema, self.manifests(), self.latest_snapshot(), commit_user=commit_user or str(uuid.uuid4()), overwrite_partition=partition)
+        return TableWrite(
+            self.file_io, self.path, self.schema, self.manifests(), self.latest_snapshot(),
+            commit_user=commit_user or str(uuid.uuid4()), overwrite_partition=partition, compactor_factory=self._bucket_compactor,
+        )
+
+    def _bucket_compactor(self, partition_values: tuple[Any, ...], bucket: int, writer: DataFileWriter) -> BucketCompactor:
+        return BucketCompactor(self.file_io, self.path, self.schema, self.schema_manager, partition_values=partition_values, bucket=bucket, writer=writer)
+
+    def compact(self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None) -> list[Snapshot]:
+        """Compact the table (or the given partitions) and commit one COMPACT snapshot.
+
+        ``full=True`` merges every bucket into its last level; otherwise the universal picker
+        decides per bucket. Returns the snapshots created (empty if nothing needed compacting).
+        """
+        return compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
         return TableCommit(self.file_io, self.path, self.schema, commit_user=commit_user, hook=hook)
@@ -111,6 +127,7 @@ class Table:
         if not messages and (overwrite is None or overwrite is False):
             return None
         snapshots = self.new_commit(commit_user=user).commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite))
+        self._after_commit()
         return snapshots[-1] if snapshots else None
 
     @staticmethod
@@ -118,14 +135,14 @@ class Table:
         return None if overwrite is False else overwrite
 
     # -- reading ------------------------------------------------------------------------------
-    def _resolve_snapshot(self, snapshot_id: int | None) -> Snapshot | None:
-        if snapshot_id is None:
-            return self.latest_snapshot()
-        return self.snapshot_manager.get(snapshot_id)
+    def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None) -> Snapshot | None:
+        from lakestore.lifecycle.time_travel import resolve  # noqa: PLC0415 - lifecycle imports table types
 
-    def plan(self, *, filter: Predicate | None = None, snapshot_id: int | None = None) -> list[Split]:  # noqa: A002
+        return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+
+    def plan(self, *, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> list[Split]:  # noqa: A002
         planner = ScanPlanner(self.schema, self.manifests())
-        return planner.plan(self._resolve_snapshot(snapshot_id), filter)
+        return planner.plan(self._resolve_snapshot(snapshot_id, tag, timestamp_ms), filter)
 
     def split_reader(self) -> SplitReader:
         return SplitReader(self.file_io, self.path, self.schema, self.schema_manager)
@@ -138,13 +155,13 @@ class Table:
             raise SchemaMismatchError(f"unknown columns {unknown} (columns: {self.schema.field_names})")
         return list(columns)
 
-    def to_arrow(self, *, columns: Sequence[str] | None = None, filter: Predicate | None = None, snapshot_id: int | None = None) -> pa.Table:  # noqa: A002
+    def to_arrow(self, *, columns: Sequence[str] | None = None, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:  # noqa: A002
         selected = self._columns(columns)
         if filter is not None:
             unknown = [c for c in filter.columns() if c not in self.schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown}")
-        splits = self.plan(filter=filter, snapshot_id=snapshot_id)
+        splits = self.plan(filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
         arrow_schema = pa.schema([self.arrow_schema.field(c) for c in selected])
         return self.split_reader().read_all(splits, selected, filter, arrow_schema)
 
@@ -169,3 +186,54 @@ class Table:
         view = name or self.identifier.replace(".", "_")
         con.register(view, data)
         return con.table(view)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
+    def _after_commit(self) -> None:
+        from lakestore.lifecycle import after_commit  # noqa: PLC0415
+
+        after_commit(self)
+
+    def expire_snapshots(self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None) -> Any:
+        """Expire old snapshots and delete the files only they referenced (``ExpireResult``).
+        None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``."""
+        from lakestore.lifecycle.expire import expire_snapshots  # noqa: PLC0415
+
+        return expire_snapshots(self, num_retained_min=num_retained_min, num_retained_max=num_retained_max, time_retained_ms=time_retained_ms)
+
+    def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> Any:
+        """Delete files no snapshot or tag references, last modified before ``older_than_ms``
+        (epoch millis; default: one day ago). Returns an ``OrphanResult``."""
+        from lakestore.lifecycle.orphans import remove_orphan_files  # noqa: PLC0415
+
+        return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    def _tags(self) -> Any:
+        from lakestore.lifecycle.tags import TagManager  # noqa: PLC0415
+
+        return TagManager(self)
+
+    def create_tag(self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None) -> Any:
+        """Tag a snapshot (default: the latest). ``time_retained``: millis or a duration such as
+        ``"7 d"``; the tag expires that long after its creation."""
+        from lakestore.meta.options import parse_duration_ms  # noqa: PLC0415
+
+        retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
+        return self._tags().create(name, snapshot_id, time_retained_ms=retained)
+
+    def delete_tag(self, name: str) -> None:
+        self._tags().delete(name)
+
+    def rename_tag(self, old_name: str, new_name: str) -> None:
+        self._tags().rename(old_name, new_name)
+
+    def tags(self) -> list[Any]:
+        """Every tag (``lakestore.lifecycle.Tag``), by snapshot id."""
+        return self._tags().tags()
+
+    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
+        """Make a snapshot (or a tag's snapshot, even an expired one) the latest again; newer
+        snapshots, their tags and the files only they referenced are deleted."""
+        from lakestore.lifecycle.rollback import rollback_to  # noqa: PLC0415
+
+        return rollback_to(self, snapshot_id=snapshot_id, tag=tag)

@@ -26,6 +26,7 @@ _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
 _UNIT_PER_MS = {"s": 0, "ms": 1, "us": 1_000, "ns": 1_000_000}
 _NANOS_PER_UNIT = {"s": 0, "ms": 1_000_000, "us": 1_000, "ns": 1}
+_EXACT = decimal.Context(prec=80)
 
 
 def header_size(arity: int) -> int:
@@ -298,7 +299,8 @@ def _decode_value(t: DataType, slot_bytes: bytes, row: memoryview) -> Any:
         else:
             offset, length = slot >> 32, slot & 0xFFFFFFFF
             unscaled = int.from_bytes(bytes(row[offset : offset + length]), "big", signed=True)
-        return decimal.Decimal(unscaled).scaleb(-(t.scale or 0))
+        # An exact context: the default 28-digit context would round DECIMAL(38, s) values.
+        return decimal.Decimal(unscaled).scaleb(-(t.scale or 0), _EXACT)
     if t.is_timestamp:
         if t.is_compact_timestamp:
             millis, nanos = struct.unpack_from("<q", slot_bytes)[0], 0

@@ -148,6 +148,18 @@ class LocalFileIO(FileIO):
         os.makedirs(path, exist_ok=True)
 
     def rename(self, src: str, dst: str) -> bool:
+        if os.path.isdir(src):
+            # link(2) cannot take directories (EPERM). rename(2) would silently replace an
+            # empty directory, so check first; a non-empty target fails with ENOTEMPTY/EEXIST.
+            if os.path.lexists(dst):
+                return False
+            try:
+                os.rename(src, dst)
+            except OSError as exc:
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    return False
+                raise
+            return True
         try:
             os.link(src, dst)
         except FileExistsError:

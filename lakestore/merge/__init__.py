@@ -1,3 +1,35 @@
-from lakestore.merge.engine import MergeEngine, create_merge_engine
+"""Merge engines and the factory choosing one from a table's options."""
 
-__all__ = ["MergeEngine", "create_merge_engine"]
+from lakestore.errors import OptionError
+from lakestore.merge.aggregation import AggregationEngine
+from lakestore.merge.engine import DeduplicateEngine, FirstRowEngine, MergeEngine, drop_retracts, retract_count
+from lakestore.merge.partial_update import PartialUpdateEngine
+from lakestore.meta.schema import TableSchema
+
+
+def create_merge_engine(schema: TableSchema) -> MergeEngine:
+    options = schema.core_options()
+    engine = options.merge_engine
+    value_fields = [f for f in schema.fields if f.name not in schema.primary_keys]
+    if engine == "deduplicate":
+        return DeduplicateEngine()
+    if engine == "first-row":
+        return FirstRowEngine(ignore_delete=options.ignore_delete)
+    if engine == "partial-update":
+        return PartialUpdateEngine(
+            value_columns=[f.name for f in value_fields],
+            sequence_groups=options.field_options("sequence-group"),
+            ignore_delete=options.ignore_delete,
+        )
+    if engine == "aggregation":
+        return AggregationEngine(
+            value_types={f.name: f.type for f in value_fields},
+            functions=options.field_options("aggregate-function"),
+            ignore_retract=options.field_options("ignore-retract"),
+            delimiters=options.field_options("list-agg-delimiter"),
+            default_function=options.get("fields.default-aggregate-function"),
+        )
+    raise OptionError(f"merge-engine {engine!r} is not implemented")
+
+
+__all__ = ["MergeEngine", "create_merge_engine", "drop_retracts", "retract_count"]

@@ -1,28 +1,75 @@
 """Merge engines: how the rows of one primary key combine. One interface, used by the write
 buffer's flush, by merge-on-read and by compaction, so the three cannot drift.
 
-Input to ``merge`` is a table sorted by (key, sequence fields, ``_SEQUENCE_NUMBER``), stable, so
-that the newest version of a key is the last of its group. Output has one row per key, sorted by
-key, whose ``_VALUE_KIND`` says whether the merged result is a value (+I/+U) or a retraction.
+Input to ``merge`` is a table sorted (stably) by (key, sequence fields, ``_SEQUENCE_NUMBER``), so
+the newest version of a key is the last of its group. Output has one row per key, sorted by key,
+whose ``_VALUE_KIND`` says whether the merged result is a value (+I/+U) or a retraction.
+Everything is vectorised: group boundaries from the sorted key, then per-column kernels.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakestore.errors import OptionError
+from lakestore.errors import MergeEngineError
 from lakestore.format.arrow_ops import group_last, group_starts
 from lakestore.format.kv import DELETE, UPDATE_BEFORE, VALUE_KIND
-from lakestore.meta.schema import TableSchema
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Contiguous key groups of a sorted table."""
+
+    starts: np.ndarray
+    ends: np.ndarray  # exclusive
+
+    @classmethod
+    def of(cls, rows: pa.Table, key_columns: Sequence[str]) -> Groups:
+        starts = group_starts(rows, key_columns)
+        return cls(starts, group_last(starts, rows.num_rows) + 1)
+
+    @property
+    def count(self) -> int:
+        return int(self.starts.shape[0])
+
+    @property
+    def lasts(self) -> np.ndarray:
+        return self.ends - 1
+
+    def ids(self) -> np.ndarray:
+        """Group id of every row."""
+        return np.repeat(np.arange(self.count), self.ends - self.starts)
+
+
+def retract_mask(rows: pa.Table) -> np.ndarray:
+    kinds = np.asarray(rows.column(VALUE_KIND).to_numpy(), dtype=np.int8)
+    return (kinds == UPDATE_BEFORE) | (kinds == DELETE)
+
+
+def drop_retracts(rows: pa.Table) -> pa.Table:
+    if rows.num_rows == 0:
+        return rows
+    mask = retract_mask(rows)
+    return rows.filter(pa.array(~mask)) if mask.any() else rows
+
+
+def retract_count(kinds: pa.Array | pa.ChunkedArray) -> int:
+    values = np.asarray(kinds.to_numpy(), dtype=np.int8)
+    return int(np.count_nonzero((values == UPDATE_BEFORE) | (values == DELETE)))
 
 
 class MergeEngine(ABC):
     name: str
+
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        """Normalise freshly written rows (with ``_VALUE_KIND``) before they are buffered."""
+        return rows
 
     @abstractmethod
     def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
@@ -33,21 +80,6 @@ class MergeEngine(ABC):
         return drop_retracts(self.merge(rows, key_columns))
 
 
-def drop_retracts(rows: pa.Table) -> pa.Table:
-    kinds = rows.column(VALUE_KIND)
-    if rows.num_rows == 0:
-        return rows
-    is_retract = pc.or_(pc.equal(kinds, UPDATE_BEFORE), pc.equal(kinds, DELETE))
-    if not pc.any(is_retract).as_py():
-        return rows
-    return rows.filter(pc.invert(is_retract))
-
-
-def retract_count(kinds: pa.Array | pa.ChunkedArray) -> int:
-    values = np.asarray(kinds.to_numpy() if isinstance(kinds, pa.Array) else kinds.to_numpy(), dtype=np.int8)
-    return int(np.count_nonzero((values == UPDATE_BEFORE) | (values == DELETE)))
-
-
 class DeduplicateEngine(MergeEngine):
     """The newest row of a key wins; a newest -U/-D removes the key."""
 
@@ -56,14 +88,61 @@ class DeduplicateEngine(MergeEngine):
     def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
         if rows.num_rows <= 1:
             return rows
-        starts = group_starts(rows, key_columns)
-        if len(starts) == rows.num_rows:
+        groups = Groups.of(rows, key_columns)
+        if groups.count == rows.num_rows:
             return rows
-        return rows.take(pa.array(group_last(starts, rows.num_rows)))
+        return rows.take(pa.array(groups.lasts))
 
 
-def create_merge_engine(schema: TableSchema) -> MergeEngine:
-    engine = schema.core_options().merge_engine
-    if engine == "deduplicate":
-        return DeduplicateEngine()
-    raise OptionError(f"merge-engine {engine!r} is not implemented yet")
+class FirstRowEngine(MergeEngine):
+    """The oldest row of a key wins. Retractions are refused unless ``ignore-delete``."""
+
+    name = "first-row"
+
+    def __init__(self, *, ignore_delete: bool) -> None:
+        self.ignore_delete = ignore_delete
+
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        if retract_mask(rows).any():
+            if not self.ignore_delete:
+                raise MergeEngineError("the first-row merge engine cannot accept -U/-D rows; set 'ignore-delete' = 'true' to drop them")
+            return drop_retracts(rows)
+        return rows
+
+    def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
+        if rows.num_rows <= 1:
+            return rows
+        groups = Groups.of(rows, key_columns)
+        if groups.count == rows.num_rows:
+            return rows
+        return rows.take(pa.array(groups.starts))
+
+
+def last_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.ndarray:
+    """Per group, the row index of the last non-null value, or -1 when the group has none."""
+    n = len(column)
+    valid = np.asarray(pc.is_valid(column), dtype=bool) if column.null_count else np.ones(n, dtype=bool)
+    index = np.where(valid, np.arange(n), -1)
+    running = np.maximum.accumulate(index) if n else index
+    at_end = running[groups.lasts]
+    return np.where(at_end >= groups.starts, at_end, -1)
+
+
+def first_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.ndarray:
+    n = len(column)
+    valid = np.asarray(pc.is_valid(column), dtype=bool) if column.null_count else np.ones(n, dtype=bool)
+    index = np.where(valid, np.arange(n), n)
+    running = np.minimum.accumulate(index[::-1])[::-1] if n else index
+    at_start = running[groups.starts]
+    return np.where(at_start < groups.ends, at_start, -1)
+
+
+def take_or_null(column: pa.ChunkedArray | pa.Array, index: np.ndarray) -> pa.Array:
+    """column[index] with -1 meaning null."""
+    mask = index < 0
+    taken = column.take(pa.array(np.where(mask, 0, index)))
+    if isinstance(taken, pa.ChunkedArray):
+        taken = taken.combine_chunks()
+    if not mask.any():
+        return taken
+    return pc.if_else(pa.array(mask), pa.nulls(len(index), taken.type), taken)

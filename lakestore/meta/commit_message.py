@@ -7,7 +7,7 @@ It serializes to Avro bytes (schemaless, with a version byte) for transport.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import fastavro
@@ -36,6 +36,23 @@ _SCHEMA = fastavro.parse_schema(
 )
 
 
+@dataclass
+class CompactResult:
+    """Files a compaction removed and the files it produced (upgrades appear in both, at
+    their old and new level)."""
+
+    before: list[DataFileMeta] = field(default_factory=list)
+    after: list[DataFileMeta] = field(default_factory=list)
+
+    def merge(self, other: CompactResult) -> None:
+        self.before += other.before
+        self.after += other.after
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.before and not self.after
+
+
 @dataclass(frozen=True)
 class CommitMessage:
     partition: bytes
@@ -53,7 +70,10 @@ class CommitMessage:
 
     def written_files(self) -> tuple[DataFileMeta, ...]:
         """Files this message's writer created (the ones to delete if the commit does not land)."""
-        return self.new_files + self.changelog_files + self.compact_after + self.compact_changelog_files
+        # An upgraded file keeps its name (it only changes level): it was not written here.
+        upgraded = {f.file_name for f in self.compact_before}
+        created = tuple(f for f in self.compact_after if f.file_name not in upgraded)
+        return self.new_files + self.changelog_files + created + self.compact_changelog_files
 
     def to_bytes(self) -> bytes:
         record: dict[str, Any] = {

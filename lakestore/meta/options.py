@@ -102,7 +102,11 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("file.compression", "zstd", _choice("zstd", "snappy", "lz4", "gzip", "none")),
         OptionSpec("manifest.format", "avro", _choice("avro")),
         OptionSpec("manifest.compression", "zstd", _choice("zstd", "null", "deflate", "snappy")),
-        OptionSpec("merge-engine", "deduplicate", _choice("deduplicate")),
+        OptionSpec("merge-engine", "deduplicate", _choice("deduplicate", "partial-update", "aggregation", "first-row")),
+        OptionSpec("ignore-delete", "false", _bool),
+        OptionSpec("partial-update.ignore-delete", "false", _bool),
+        OptionSpec("first-row.ignore-delete", "false", _bool),
+        OptionSpec("fields.default-aggregate-function", None, str),
         OptionSpec("sequence.field", None, _name_list),
         OptionSpec("rowkind.field", None, str),
         OptionSpec("changelog-producer", "none", _choice("none")),
@@ -125,6 +129,13 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("snapshot.num-retained.max", None, _positive_int),
         OptionSpec("snapshot.time-retained", "1 h", parse_duration_ms),
         OptionSpec("snapshot.expire.limit", "50", _positive_int),
+        # lifecycle (lakestore/lifecycle): expiration after commit, automatic tags
+        OptionSpec("snapshot.expire.execution-mode", "sync", _choice("sync", "async")),
+        OptionSpec("tag.automatic-creation", "none", _choice("none", "process-time")),
+        OptionSpec("tag.creation-period", "daily", _choice("daily", "hourly", "two-hours")),
+        OptionSpec("tag.creation-delay", "0 ms", parse_duration_ms),
+        OptionSpec("tag.num-retained-max", None, _positive_int),
+        OptionSpec("tag.default-time-retained", None, parse_duration_ms),
         OptionSpec("partition.default-name", "__DEFAULT_PARTITION__", str),
         OptionSpec("partition.legacy-name", "true", _bool),
         OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
@@ -143,9 +154,7 @@ _NOT_IMPLEMENTED = frozenset(
         "scan.tag-name",
         "scan.timestamp-millis",
         "consumer-id",
-        "partial-update.ignore-delete",
         "full-compaction.delta-commits",
-        "tag.automatic-creation",
         "partition.expiration-time",
         "dynamic-bucket.target-row-num",
         "cross-partition-upsert.index-ttl",
@@ -156,6 +165,30 @@ _NOT_IMPLEMENTED = frozenset(
         "streaming-read-overwrite",
     }
 )
+
+AGGREGATE_FUNCTIONS = (
+    "sum", "product", "min", "max", "count", "last_value", "last_non_null_value", "first_value",
+    "first_non_null_value", "bool_and", "bool_or", "listagg", "collect", "merge_map", "primary-key",
+)
+
+_FIELD_SUFFIXES: dict[str, Callable[[str], Any]] = {
+    "aggregate-function": _choice(*AGGREGATE_FUNCTIONS),
+    "ignore-retract": _bool,
+    "list-agg-delimiter": str,
+    "sequence-group": _name_list,
+    "distinct": _bool,
+}
+
+
+def _parse_field_option(key: str) -> tuple[str, str] | None:
+    """``fields.<name>.<suffix>`` -> (name, suffix) for known suffixes."""
+    if not key.startswith("fields."):
+        return None
+    for suffix in _FIELD_SUFFIXES:
+        if key.endswith("." + suffix) and len(key) > len("fields.") + len(suffix) + 1:
+            return key[len("fields.") : -len(suffix) - 1], suffix
+    return None
+
 
 def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, str]:
     """Check keys and values; returns the options as a ``dict[str, str]``."""
@@ -170,8 +203,16 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
             raise OptionError(f"table uses option {key!r}, which lakestore does not implement yet")
         spec = _SPECS.get(key)
         if spec is None:
+            field_option = _parse_field_option(key)
+            if field_option is not None:
+                try:
+                    _FIELD_SUFFIXES[field_option[1]](value)
+                except ValueError as exc:
+                    raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+                cleaned[key] = value
+                continue
             if key.startswith("fields.") and strict:
-                raise OptionError(f"option {key!r}: per-field options are not implemented yet")
+                raise OptionError(f"option {key!r}: unknown per-field option (known: {sorted(_FIELD_SUFFIXES)})")
             if strict:
                 raise OptionError(f"unknown option {key!r}")
             cleaned[key] = value  # written by another engine; irrelevant to lakestore
@@ -203,6 +244,23 @@ class CoreOptions:
             return spec.parse(value)
         except ValueError as exc:
             raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+
+    def field_option(self, field: str, suffix: str) -> Any:
+        value = self._raw.get(f"fields.{field}.{suffix}")
+        return None if value is None else _FIELD_SUFFIXES[suffix](value)
+
+    def field_options(self, suffix: str) -> dict[str, Any]:
+        """Every ``fields.<f>.<suffix>`` option as {f: parsed value}."""
+        out = {}
+        for key, value in self._raw.items():
+            parsed = _parse_field_option(key)
+            if parsed is not None and parsed[1] == suffix:
+                out[parsed[0]] = _FIELD_SUFFIXES[suffix](value)
+        return out
+
+    @property
+    def ignore_delete(self) -> bool:
+        return bool(self.get("ignore-delete") or self.get("partial-update.ignore-delete") or self.get("first-row.ignore-delete"))
 
     @property
     def bucket(self) -> int:

@@ -217,6 +217,9 @@ class SchemaManager:
             except FileNotFoundError as exc:
                 raise CorruptMetadataError(path, "schema file is missing") from exc
             cached = TableSchema.from_json(text, source=path)
+            # Options written by another engine: unknown keys are tolerated, but a Paimon option
+            # lakestore cannot honour (e.g. deletion vectors) must fail rather than be ignored.
+            opts.validate(cached.options, strict=False)
             self._cache[schema_id] = cached
         return cached
 

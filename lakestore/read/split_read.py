@@ -16,7 +16,7 @@ from lakestore.format.kv import DELETE, SEQUENCE_NUMBER, UPDATE_BEFORE, VALUE_KI
 from lakestore.format.parquet import read_parquet
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
-from lakestore.merge.engine import create_merge_engine
+from lakestore.merge import create_merge_engine
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.predicate import Predicate, apply_filter

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.format.binary_row import EMPTY_ROW, encode_rows
-from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, key_column, kv_file_schema
+from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, kv_file_schema
 from lakestore.format.parquet import write_parquet
 from lakestore.format.partition_path import bucket_dir
 from lakestore.io.fileio import FileIO
-from lakestore.merge.engine import retract_count
+from lakestore.merge import retract_count
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.stats import EMPTY_STATS, column_stats
@@ -138,15 +136,14 @@ class DataFileWriter:
             seq += chunk.num_rows
         return out
 
+    def delete_file(self, file_name: str) -> None:
+        path = f"{self.target.directory}/{file_name}"
+        self.file_io.delete(path)
+        if path in self.written:
+            self.written.remove(path)
+
     def delete_written(self) -> None:
         for path in self.written:
             self.file_io.delete(path)
         self.written.clear()
 
-
-def key_columns_for(names: Sequence[str]) -> list[str]:
-    return [key_column(n) for n in names]
-
-
-def sequence_range(first: int, count: int) -> pa.Array:
-    return pa.array(np.arange(first, first + count, dtype=np.int64))

@@ -3,24 +3,26 @@ and turns buffered data into CommitMessages."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pyarrow as pa
 
 from lakestore.errors import PartitionValueError
 from lakestore.io.fileio import FileIO
-from lakestore.merge.engine import create_merge_engine
+from lakestore.merge import create_merge_engine
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.manifest import DataFileMeta, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
-from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, MergeTreeBucketWriter
+from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Compactor, MergeTreeBucketWriter
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import PartitionSpec, assign_buckets, conform, partition_spec, row_kinds, split_by_partition_and_bucket
 
 InputData = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]
+# Builds the compactor of one bucket: (partition values, bucket, the bucket's file writer).
+CompactorFactory = Callable[[tuple[Any, ...], int, DataFileWriter], Compactor]
 
 
 class TableWrite:
@@ -29,7 +31,7 @@ class TableWrite:
     Sequence numbers of each bucket continue from the bucket's maximum in ``base_snapshot``.
     """
 
-    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, manifests: ManifestStore, base_snapshot: Snapshot | None, *, commit_user: str, overwrite_partition: dict[str, Any] | None = None) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, manifests: ManifestStore, base_snapshot: Snapshot | None, *, commit_user: str, overwrite_partition: dict[str, Any] | None = None, compactor_factory: CompactorFactory | None = None) -> None:
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
@@ -40,6 +42,8 @@ class TableWrite:
         self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._partitions: dict[tuple[Any, ...], PartitionSpec] = {}
         self._overwrite_partition = overwrite_partition
+        # write-only writers never compact: a dedicated compaction job does (Paimon's mode).
+        self._compactor_factory = None if self.options.write_only else compactor_factory
         self._existing = self._index_existing(manifests, base_snapshot)
         self._closed = False
 
@@ -95,7 +99,11 @@ class TableWrite:
                 existing = []  # overwritten: nothing older survives the commit
             next_sequence = max((f.max_sequence_number for f in existing), default=-1) + 1
             file_writer = DataFileWriter(self.file_io, self.schema, FileTarget(self.table_path, spec.path, bucket))
-            common: dict[str, Any] = dict(partition=spec.binary, bucket=bucket, total_buckets=self.options.bucket, next_sequence=next_sequence, existing_files=existing)
+            compactor = self._compactor_factory(values, bucket, file_writer) if self._compactor_factory is not None else None
+            common: dict[str, Any] = dict(
+                partition=spec.binary, bucket=bucket, total_buckets=self.options.bucket, next_sequence=next_sequence,
+                existing_files=existing, compactor=compactor, stop_trigger=self.options.stop_trigger,
+            )
             if self.primary_key:
                 assert self.merge_engine is not None
                 writer = MergeTreeBucketWriter(

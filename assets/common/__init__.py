@@ -1,0 +1,1 @@
+"""Helpers shared by the asset packages (no Dagster definitions here)."""

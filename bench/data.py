@@ -1,0 +1,83 @@
+"""Deterministic benchmark data (same seed -> same rows for every system).
+
+The upsert table of issue 10: dt string, id bigint, name string, value double, version int,
+ts bigint; 3 dt partitions, primary key (dt, id), bucket 4."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+DTS = ("2024-01-01", "2024-01-02", "2024-01-03")
+SCHEMA = pa.schema([
+    pa.field("dt", pa.string(), nullable=False),
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("name", pa.string()),
+    pa.field("value", pa.float64()),
+    pa.field("version", pa.int32()),
+    pa.field("ts", pa.int64()),
+])
+PRIMARY_KEYS = ("dt", "id")
+PARTITION_KEYS = ("dt",)
+OPTIONS = {"bucket": "4"}
+
+# Workload 1: (new keys, updates of existing keys) per commit, in rows of the full 1M-row run.
+UPSERT_PLAN = ((300_000, 0), (100_000, 150_000), (150_000, 100_000), (0, 200_000))
+# Workload 4: 1M rows in 5 runs (every run touches every bucket).
+COMPACTION_PLAN = ((200_000, 0), (100_000, 100_000), (100_000, 100_000), (100_000, 100_000), (100_000, 100_000))
+
+
+def rows_for(ids: np.ndarray, version: int, rng: np.random.Generator) -> pa.Table:
+    """Rows for ``ids``; the partition of a key is fixed (id % 3) so updates hit the same key."""
+    ids = np.asarray(ids, dtype=np.int64)
+    dt_dict = pa.array(DTS, pa.string())
+    dt = pc.take(dt_dict, pa.array(ids % len(DTS)))
+    name = pc.binary_join_element_wise(pa.scalar("customer-"), pc.cast(pa.array(ids % 1_000_003), pa.string()), pa.scalar(""))
+    value = rng.random(len(ids))
+    ts = 1_700_000_000_000 + version * 1_000_000 + rng.integers(0, 1_000_000, len(ids))
+    return pa.Table.from_arrays([
+        dt, pa.array(ids), name, pa.array(value), pa.array(np.full(len(ids), version, dtype=np.int32)), pa.array(ts.astype(np.int64)),
+    ], schema=SCHEMA)
+
+
+def upsert_commits(plan: tuple[tuple[int, int], ...], scale: float, *, seed: int = 10) -> list[pa.Table]:
+    """One shuffled table per commit: new keys plus updates of keys written earlier."""
+    rng = np.random.default_rng(seed)
+    sized = [(int(round(n * scale)), int(round(u * scale))) for n, u in plan]
+    total_new = sum(n for n, _ in sized)
+    pool = rng.permutation(np.arange(total_new, dtype=np.int64) * 7 + 1_000_000_000)
+    written = 0
+    commits = []
+    for version, (n_new, n_upd) in enumerate(sized, start=1):
+        new_ids = pool[written:written + n_new]
+        upd_ids = rng.choice(pool[:written], size=min(n_upd, written), replace=False) if n_upd and written else np.empty(0, np.int64)
+        written += n_new
+        ids = np.concatenate([new_ids, upd_ids])[rng.permutation(len(new_ids) + len(upd_ids))]
+        commits.append(rows_for(ids, version, rng))
+    return commits
+
+
+def small_commit(i: int, rows: int, *, key_space: int = 100_000, seed: int = 5) -> pa.Table:
+    """Commit ``i`` of the commit-latency workload: a few upserts into one partition."""
+    rng = np.random.default_rng(seed * 1_000_003 + i)
+    ids = rng.choice(key_space, size=rows, replace=False).astype(np.int64) * 3 + (i % 3)
+    return rows_for(ids, i, rng)
+
+
+def write_ipc(table: pa.Table, path: Path) -> Path:
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return path
+
+
+def write_stream(path: Path, total_rows: int, *, chunk: int = 500_000, seed: int = 6) -> Path:
+    """A big all-new-keys input as an Arrow IPC stream (read back batch by batch)."""
+    rng = np.random.default_rng(seed)
+    ids = rng.permutation(total_rows).astype(np.int64) + 5_000_000_000
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, SCHEMA) as writer:
+        for start in range(0, total_rows, chunk):
+            writer.write_table(rows_for(ids[start:start + chunk], 1, rng), max_chunksize=chunk)
+    return path

@@ -1,0 +1,31 @@
+"""lakestore-side helpers shared by workloads (tables built the same way each time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+import lakestore
+from bench import data
+
+
+def create_table(warehouse: Path, name: str, options: dict[str, str] | None = None) -> lakestore.Table:
+    catalog = lakestore.Catalog(str(warehouse))
+    catalog.create_database("bench", exist_ok=True)
+    return catalog.create_table(f"bench.{name}", schema=data.SCHEMA, partition_keys=list(data.PARTITION_KEYS), primary_keys=list(data.PRIMARY_KEYS), options=dict(options or data.OPTIONS))
+
+
+def write_commits(table: lakestore.Table, commits: list[pa.Table]) -> None:
+    for c in commits:
+        table.write_arrow(c)
+
+
+def live_file_paths(table: lakestore.Table) -> list[str]:
+    reader = table.split_reader()
+    return [reader.file_path(split, f) for split in table.plan() for f in split.files]
+
+
+def runs_per_bucket(table: lakestore.Table) -> tuple[int, int]:
+    counts = [len(split.files) for split in table.plan()]
+    return (min(counts), max(counts)) if counts else (0, 0)

@@ -1,0 +1,78 @@
+"""Run the benchmark suite: ``.venv/bin/python -m bench.run [--quick] [--only 1,2,5]``.
+
+Prints each workload's ratios and the targets of issue 10, and writes bench/REPORT.md."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from bench.common import Context, WorkloadResult
+from bench.oracle import Oracle
+from bench.report import console, console_targets, write_markdown
+from bench.workloads import all_workloads
+
+HERE = Path(__file__).resolve().parent
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    p.add_argument("--quick", action="store_true", help="1/10 of the sizes, fewer repetitions (a smoke test)")
+    p.add_argument("--only", default="", help="comma-separated workload numbers, e.g. 1,2,5")
+    p.add_argument("--scale", type=float, default=None, help="override the size factor (1.0 = issue sizes)")
+    p.add_argument("--reps", type=int, default=None, help="repetitions of lakestore, pyarrow and fast peers")
+    p.add_argument("--slow-reps", type=int, default=None, help="repetitions of slow peers (pypaimon pure Python)")
+    p.add_argument("--no-peers", action="store_true", help="skip pypaimon (oracle venv) peers")
+    p.add_argument("--profile", action="store_true", help="also profile lakestore (pyinstrument) into bench/profiles/")
+    p.add_argument("--report", type=Path, default=HERE / "REPORT.md")
+    p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a temp dir, removed)")
+    p.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    scale = args.scale if args.scale is not None else (0.1 if args.quick else 1.0)
+    reps = args.reps or (3 if args.quick else 5)
+    slow_reps = args.slow_reps or (1 if args.quick else 3)
+    wanted = {int(x) for x in args.only.split(",") if x.strip()}
+    workloads = [w for w in all_workloads() if not wanted or w.NUMBER in wanted]
+    oracle = None if args.no_peers else Oracle.find()
+    if oracle is None and not args.no_peers:
+        print("note: oracle venv (.venv-oracle) not usable: pypaimon peers skipped", file=sys.stderr)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lakestore-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    profiles = HERE / "profiles" if args.profile else None
+    ctx = Context(scale=scale, reps=reps, slow_reps=slow_reps, workdir=workdir, oracle=oracle, profile_dir=profiles)
+    command = "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"lakestore bench: scale {scale:g}, {reps} reps ({slow_reps} for slow peers), workdir {workdir}")
+    start = time.perf_counter()
+    results: list[WorkloadResult] = []
+    try:
+        for w in workloads:
+            t0 = time.perf_counter()
+            try:
+                r = w.run(ctx)
+            except Exception as exc:  # noqa: BLE001 - one broken workload must not hide the others
+                traceback.print_exc()
+                r = WorkloadResult(w.NUMBER, w.TITLE, skipped=f"failed: {type(exc).__name__}: {exc}")
+            r.facts.append(("workload wall time", f"{time.perf_counter() - t0:.1f} s"))
+            results.append(r)
+            print(console(r), flush=True)
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(console_targets(results))
+    write_markdown(args.report, results, command=command.strip(), scale=scale, reps=reps, slow_reps=slow_reps,
+                   oracle_versions=oracle.versions() if oracle else None, profiles=profiles, seconds=time.perf_counter() - start)
+    print(f"report written to {args.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+NUMBER = 7
+TITLE = "todo"
+
+
+def run(ctx):
+    from bench.common import WorkloadResult
+    return WorkloadResult(NUMBER, TITLE, skipped="todo")

@@ -1,0 +1,137 @@
+"""Compaction: per-bucket compactors (used by writers and by dedicated compaction jobs) and
+whole-table compaction committed as one COMPACT snapshot."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from lakestore.compact.append import compact_append, pick_append_files
+from lakestore.compact.levels import Levels
+from lakestore.compact.task import MergeTreeCompactTask
+from lakestore.compact.universal import UniversalCompaction, pick_full_compaction
+from lakestore.format.binary_row import decode_row
+from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
+from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.io.fileio import FileIO
+from lakestore.merge import create_merge_engine
+from lakestore.meta.commit_message import CommitMessage, CompactResult
+from lakestore.meta.file_scan import live_entries
+from lakestore.meta.manifest import DataFileMeta
+from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.meta.snapshot import Snapshot
+from lakestore.read.schema_evolution import read_as_schema
+from lakestore.write.file_writer import DataFileWriter, FileTarget
+
+if TYPE_CHECKING:
+    from lakestore.table import Table
+
+SMALL_FILE_RATIO = 0.7  # Paimon rewrites files below 70% of target-file-size
+
+
+class BucketCompactor:
+    """Compacts the files of one (partition, bucket)."""
+
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, schemas: SchemaManager, *, partition_values: tuple[Any, ...], bucket: int, writer: DataFileWriter | None = None) -> None:
+        self.file_io = file_io
+        self.schema = schema
+        self.schemas = schemas
+        self.options = schema.core_options()
+        types = schema.types_of(schema.partition_keys)
+        path = partition_path(schema.partition_keys, types, partition_values, default_name=self.options.partition_default_name)
+        self.directory = bucket_dir(table_path, path, bucket)
+        self.writer = writer or DataFileWriter(file_io, schema, FileTarget(table_path, path, bucket))
+        self.primary_key = bool(schema.primary_keys)
+        self.merge_engine = create_merge_engine(schema) if self.primary_key else None
+        self.picker = UniversalCompaction(
+            max_size_amplification_percent=self.options.get("compaction.max-size-amplification-percent"),
+            size_ratio=self.options.get("compaction.size-ratio"),
+            num_run_compaction_trigger=self.options.compaction_trigger,
+        )
+
+    def read_file(self, f: DataFileMeta) -> pa.Table:
+        columns = self.schema.field_names + ([SEQUENCE_NUMBER, VALUE_KIND] if self.primary_key else [])
+        return read_as_schema(self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns)
+
+    def sorted_run_count(self, files: Sequence[DataFileMeta]) -> int:
+        return Levels.of(files, self.options.num_levels).number_of_sorted_runs
+
+    def compact(self, files: Sequence[DataFileMeta], *, full: bool) -> CompactResult:
+        min_size = int(self.options.target_file_size * SMALL_FILE_RATIO)
+        if not self.primary_key:
+            picked = pick_append_files(files, small_file_size=min_size, min_file_num=self.options.get("compaction.min.file-num"), max_file_num=self.options.get("compaction.max.file-num"), full=full)
+            return compact_append(picked, read_file=self.read_file, writer=self.writer)
+        levels = Levels.of(files, self.options.num_levels)
+        runs = levels.sorted_runs()
+        unit = pick_full_compaction(levels.num_levels, runs) if full else self.picker.pick(levels.num_levels, runs)
+        if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
+            return CompactResult()
+        assert self.merge_engine is not None
+        task = MergeTreeCompactTask(
+            output_level=unit.output_level,
+            max_level=levels.max_level,
+            drop_delete=unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level(),
+            min_file_size=min_size,
+            key_names=self.schema.trimmed_primary_keys,
+            key_types=self.schema.types_of(self.schema.trimmed_primary_keys),
+            sequence_fields=self.options.sequence_fields,
+            merge_engine=self.merge_engine,
+            read_file=self.read_file,
+            writer=self.writer,
+        )
+        return task.run(unit.files)
+
+
+def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]]:
+    """(partition, bucket) -> (total buckets, live files) of a snapshot."""
+    out: dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]] = {}
+    for entry in live_entries(table.manifests(), snapshot):
+        total, files = out.setdefault((entry.partition, entry.bucket), (entry.total_buckets, []))
+        files.append(entry.file)
+    return out
+
+
+def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, snapshot: Snapshot | None = None) -> CommitMessage | None:
+    """Compact one bucket of the table's latest (or given) snapshot; None if nothing to do."""
+    snapshot = snapshot if snapshot is not None else table.latest_snapshot()
+    entries = [e for e in live_entries(table.manifests(), snapshot) if e.partition == partition and e.bucket == bucket]
+    if not entries:
+        return None
+    values = decode_row(partition, table.schema.types_of(table.schema.partition_keys))
+    compactor = BucketCompactor(table.file_io, table.path, table.schema, table.schema_manager, partition_values=values, bucket=bucket)
+    result = compactor.compact([e.file for e in entries], full=full)
+    if result.is_empty:
+        return None
+    return CommitMessage(partition, bucket, entries[0].total_buckets, compact_before=tuple(result.before), compact_after=tuple(result.after))
+
+
+def select_buckets(table: Table, snapshot: Snapshot | None, partitions: Sequence[Mapping[str, Any]] | None) -> list[tuple[bytes, int]]:
+    keys = table.schema.partition_keys
+    types = table.schema.types_of(keys)
+    selected = []
+    for partition, bucket in sorted(bucket_files(table, snapshot)):
+        if partitions is not None:
+            values = dict(zip(keys, decode_row(partition, types)))
+            if not any(all(values.get(k) == v for k, v in p.items()) for p in partitions):
+                continue
+        selected.append((partition, bucket))
+    return selected
+
+
+def compact_table(table: Table, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None) -> list[Snapshot]:
+    """Compact the chosen partitions (all by default) and commit one COMPACT snapshot."""
+    snapshot = table.latest_snapshot()
+    messages = []
+    for partition, bucket in select_buckets(table, snapshot, partitions):
+        message = compact_bucket(table, partition, bucket, full=full, snapshot=snapshot)
+        if message is not None:
+            messages.append(message)
+    if not messages:
+        return []
+    return table.new_commit(commit_user=commit_user or f"compact-{uuid.uuid4()}").commit(messages)
+
+
+__all__ = ["BucketCompactor", "compact_bucket", "compact_table", "select_buckets"]

@@ -1,0 +1,125 @@
+"""The compaction task (Paimon's MergeTreeCompactTask): split the unit's files into sections of
+overlapping key ranges; rewrite overlapping sections and small files through the merge engine;
+upgrade a lone large file to the output level by metadata only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lakestore.format.arrow_ops import sort_indices
+from lakestore.format.binary_row import decode_row
+from lakestore.format.kv import SEQUENCE_NUMBER
+from lakestore.format.types import DataType
+from lakestore.merge.engine import MergeEngine
+from lakestore.meta.commit_message import CompactResult
+from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
+from lakestore.write.file_writer import DataFileWriter
+
+ReadFile = Callable[[DataFileMeta], pa.Table]
+
+
+def interval_partition(files: Sequence[DataFileMeta], key_types: Sequence[DataType]) -> list[list[DataFileMeta]]:
+    """Sections of transitively overlapping key ranges, ordered by key."""
+    keyed = sorted(
+        ((decode_row(f.min_key, key_types, source=f.file_name), decode_row(f.max_key, key_types, source=f.file_name), f) for f in files),
+        key=lambda t: (t[0], t[1]),
+    )
+    sections: list[list[DataFileMeta]] = []
+    bound: tuple[Any, ...] | None = None
+    for low, high, f in keyed:
+        if bound is None or low > bound:
+            sections.append([f])
+            bound = high
+        else:
+            sections[-1].append(f)
+            bound = max(bound, high)
+    return sections
+
+
+class MergeTreeCompactTask:
+    def __init__(
+        self,
+        *,
+        output_level: int,
+        max_level: int,
+        drop_delete: bool,
+        min_file_size: int,
+        key_names: Sequence[str],
+        key_types: Sequence[DataType],
+        sequence_fields: Sequence[str],
+        merge_engine: MergeEngine,
+        read_file: ReadFile,
+        writer: DataFileWriter,
+    ) -> None:
+        self.output_level = output_level
+        self.max_level = max_level
+        self.drop_delete = drop_delete
+        self.min_file_size = min_file_size
+        self.key_names = list(key_names)
+        self.key_types = list(key_types)
+        self.sort_columns = self.key_names + list(sequence_fields) + [SEQUENCE_NUMBER]
+        self.merge_engine = merge_engine
+        self.read_file = read_file
+        self.writer = writer
+
+    def run(self, files: Sequence[DataFileMeta]) -> CompactResult:
+        result = CompactResult()
+        candidate: list[list[DataFileMeta]] = []
+        for section in interval_partition(files, self.key_types):
+            if len(section) > 1:
+                candidate.append(section)
+                continue
+            single = section[0]
+            if single.file_size < self.min_file_size:
+                candidate.append([single])  # small files are rewritten with their neighbours
+            else:
+                self._rewrite(candidate, result)
+                self._upgrade(single, result)
+        self._rewrite(candidate, result)
+        return result
+
+    def _upgrade(self, f: DataFileMeta, result: CompactResult) -> None:
+        if f.level == self.output_level:
+            return
+        if self.output_level != self.max_level or (f.delete_row_count or 0) == 0:
+            result.before.append(f)
+            result.after.append(f.upgrade(self.output_level))
+        else:
+            # Delete rows must not reach the last level: rewrite instead of upgrading.
+            self._rewrite_sections([[f]], result)
+
+    def _rewrite(self, candidate: list[list[DataFileMeta]], result: CompactResult) -> None:
+        if not candidate:
+            return
+        if len(candidate) == 1 and len(candidate[0]) == 1:
+            self._upgrade(candidate[0][0], result)
+        else:
+            self._rewrite_sections(candidate, result)
+        candidate.clear()
+
+    def _rewrite_sections(self, sections: list[list[DataFileMeta]], result: CompactResult) -> None:
+        # Sections hold disjoint key ranges in key order: each is merged on its own (bounded
+        # memory) and the outputs form one sorted run, flushed whenever a file's worth is ready.
+        pending: list[pa.Table] = []
+        pending_bytes = 0
+        target = self.writer.options.target_file_size
+        for section in sections:
+            rows = pa.concat_tables([self.read_file(f) for f in section])
+            ordered = rows.take(sort_indices(rows, self.sort_columns))
+            merged = self.merge_engine.merge_and_drop_retracts(ordered, self.key_names) if self.drop_delete else self.merge_engine.merge(ordered, self.key_names)
+            result.before.extend(section)
+            if merged.num_rows:
+                pending.append(merged)
+                pending_bytes += merged.nbytes
+            if pending_bytes >= target:
+                self._write(pending, result)
+                pending, pending_bytes = [], 0
+        self._write(pending, result)
+
+    def _write(self, parts: list[pa.Table], result: CompactResult) -> None:
+        if parts:
+            output = pa.concat_tables(parts)
+            result.after.extend(self.writer.write_kv(output, level=self.output_level, file_source=FILE_SOURCE_COMPACT))

@@ -1,0 +1,91 @@
+"""Universal compaction (RocksDB-style, as Paimon's UniversalCompaction): pick which sorted runs
+of a bucket to merge and the level to write them to."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lakestore.compact.levels import LevelSortedRun
+from lakestore.meta.manifest import DataFileMeta
+
+
+@dataclass(frozen=True)
+class CompactUnit:
+    output_level: int
+    runs: tuple[LevelSortedRun, ...]
+
+    @property
+    def files(self) -> list[DataFileMeta]:
+        return [f for r in self.runs for f in r.files]
+
+
+@dataclass(frozen=True)
+class UniversalCompaction:
+    max_size_amplification_percent: int
+    size_ratio: int
+    num_run_compaction_trigger: int
+
+    def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        max_level = num_levels - 1
+        unit = self._pick_for_size_amp(max_level, runs)
+        if unit is not None:
+            return unit
+        unit = self._pick_for_size_ratio(max_level, runs)
+        if unit is not None:
+            return unit
+        if len(runs) > self.num_run_compaction_trigger:
+            candidate_count = len(runs) - self.num_run_compaction_trigger + 1
+            return self._size_ratio(max_level, runs, candidate_count)
+        return None
+
+    def _pick_for_size_amp(self, max_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        if len(runs) < self.num_run_compaction_trigger:
+            return None
+        candidate_size = sum(r.total_size for r in runs[:-1])
+        earliest_size = runs[-1].total_size
+        if candidate_size * 100 > self.max_size_amplification_percent * earliest_size:
+            return CompactUnit(max_level, tuple(runs))
+        return None
+
+    def _pick_for_size_ratio(self, max_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+        if len(runs) < self.num_run_compaction_trigger:
+            return None
+        return self._size_ratio(max_level, runs, 1)
+
+    def _size_ratio(self, max_level: int, runs: Sequence[LevelSortedRun], candidate_count: int, force_pick: bool = False) -> CompactUnit | None:
+        candidate_size = sum(r.total_size for r in runs[:candidate_count])
+        for i in range(candidate_count, len(runs)):
+            following = runs[i]
+            if candidate_size * (100.0 + self.size_ratio) / 100.0 < following.total_size:
+                break
+            candidate_size += following.total_size
+            candidate_count += 1
+        if force_pick or candidate_count > 1:
+            return self._create_unit(runs, max_level, candidate_count)
+        return None
+
+    @staticmethod
+    def _create_unit(runs: Sequence[LevelSortedRun], max_level: int, run_count: int) -> CompactUnit:
+        if run_count == len(runs):
+            output_level = max_level
+        else:
+            output_level = max(0, runs[run_count].level - 1)
+        if output_level == 0:
+            # Never write level 0: extend the unit to the next run on a level >= 1.
+            for i in range(run_count, len(runs)):
+                following = runs[i]
+                run_count += 1
+                if following.level != 0:
+                    output_level = following.level
+                    break
+        if run_count == len(runs):
+            output_level = max_level
+        return CompactUnit(output_level, tuple(runs[:run_count]))
+
+
+def pick_full_compaction(num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+    max_level = num_levels - 1
+    if not runs or (len(runs) == 1 and runs[0].level == max_level):
+        return None
+    return CompactUnit(max_level, tuple(runs))

@@ -1,0 +1,126 @@
+"""Snapshot expiration (Paimon's ExpireSnapshotsImpl + SnapshotDeletion).
+
+Which snapshots go: with ``latest`` and ``earliest`` the newest and oldest snapshot ids,
+- at most ``num-retained.max`` snapshots stay: every id below ``latest - max + 1`` goes;
+- at least ``num-retained.min`` stay: nothing from ``latest - min + 1`` on goes;
+- a consumer's ``nextSnapshot`` and everything after it stay;
+- at most ``snapshot.expire.limit`` snapshots go per call;
+- between those bounds, snapshot ``k`` goes only when snapshot ``k + 1`` (the one that replaced
+  it) is older than ``time-retained``; the first one that is not stops the scan.
+
+What is deleted: exactly the data, changelog and manifest files that the expiring snapshots
+reference and no retained snapshot or tag does; then the snapshot files (oldest first, so the
+remaining ids stay contiguous) and finally the EARLIEST hint. Every step is idempotent and the
+expiring snapshots' metadata is read tolerantly, so a re-run after a crash finishes the job.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakestore.errors import OptionError
+from lakestore.lifecycle.files import TableFiles, chain_references, consumer_min_next_snapshot, delete_files, retained_references
+from lakestore.lifecycle.tags import TagManager
+
+if TYPE_CHECKING:
+    from lakestore.table import Table
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    expired_snapshot_ids: tuple[int, ...] = ()
+    deleted_data_files: int = 0
+    deleted_changelog_files: int = 0
+    deleted_manifest_files: int = 0
+    expired_tags: tuple[str, ...] = ()
+    earliest_snapshot_id: int | None = None
+
+    @property
+    def expired(self) -> int:
+        return len(self.expired_snapshot_ids)
+
+
+def expire_snapshots(
+    table: Table,
+    *,
+    num_retained_min: int | None = None,
+    num_retained_max: int | None = None,
+    time_retained_ms: int | None = None,
+    limit: int | None = None,
+    now_ms: int | None = None,
+) -> ExpireResult:
+    options = table.options
+    retain_min = num_retained_min if num_retained_min is not None else options.get("snapshot.num-retained.min")
+    retain_max = num_retained_max if num_retained_max is not None else options.get("snapshot.num-retained.max")
+    retain_max = sys.maxsize if retain_max is None else retain_max
+    retained_ms = time_retained_ms if time_retained_ms is not None else options.get("snapshot.time-retained")
+    limit = limit if limit is not None else options.get("snapshot.expire.limit")
+    if retain_min < 1:
+        raise OptionError(f"num_retained_min must be >= 1, got {retain_min}")
+    if retain_max < retain_min:
+        raise OptionError(f"num_retained_max ({retain_max}) must be >= num_retained_min ({retain_min})")
+    if retained_ms < 0 or limit < 1:
+        raise OptionError("time_retained_ms must be >= 0 and the expire limit >= 1")
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    expired_tags = _expire_tags(table)
+
+    manager = table.snapshot_manager
+    latest = manager.latest_id()
+    earliest = manager.earliest_id()
+    if latest is None or earliest is None:
+        return ExpireResult(expired_tags=expired_tags)
+    older_than = now - retained_ms
+    low = max(latest - retain_max + 1, earliest)  # below this: over num-retained.max, goes anyway
+    end = latest - retain_min + 1  # exclusive
+    consumer = consumer_min_next_snapshot(table)
+    if consumer is not None:
+        end = min(end, consumer)
+    end = min(end, earliest + limit)
+    for snapshot_id in range(low, end):
+        successor = snapshot_id + 1
+        if manager.exists(successor) and older_than <= manager.get(successor).time_millis:
+            end = snapshot_id
+            break
+    result = expire_until(table, earliest, end)
+    return ExpireResult(result.expired_snapshot_ids, result.deleted_data_files, result.deleted_changelog_files,
+                        result.deleted_manifest_files, expired_tags, result.earliest_snapshot_id)
+
+
+def expire_until(table: Table, earliest: int, end_exclusive: int) -> ExpireResult:
+    """Expire snapshots ``[earliest, end_exclusive)``; ``end_exclusive`` must exist."""
+    manager = table.snapshot_manager
+    if end_exclusive <= earliest:
+        return ExpireResult(earliest_snapshot_id=earliest)
+    expiring_ids = [i for i in range(earliest, end_exclusive) if manager.exists(i)]
+    files = TableFiles(table)
+    expiring = [manager.get(i) for i in expiring_ids]
+    candidates = chain_references(files, expiring, tolerant=True)
+    keep = retained_references(table, files, exclude_ids=expiring_ids)
+    gone = delete_files(table, files, candidates, keep)
+    for snapshot_id in expiring_ids:  # oldest first: the remaining ids stay contiguous
+        table.file_io.delete(manager.path(snapshot_id))
+    manager.write_earliest_hint(end_exclusive)
+    return ExpireResult(tuple(expiring_ids), len(gone.data), len(gone.changelog), len(gone.manifests), (), end_exclusive)
+
+
+def _expire_tags(table: Table) -> tuple[str, ...]:
+    """Tags whose ``tagTimeRetained`` has passed since ``tagCreateTime`` (Paimon's TagTimeExpire)."""
+    manager = TagManager(table)
+    expired = []
+    for tag in manager.tags():
+        if tag.expired():
+            manager.delete(tag.name)
+            expired.append(tag.name)
+    return tuple(expired)
+
+
+def should_expire_after_commit(table: Table) -> bool:
+    """Paimon expires after every commit; lakestore does so when the table asks for it
+    (``snapshot.expire.execution-mode`` or a retention option set explicitly), so tables that
+    never mention retention keep every snapshot."""
+    raw = table.schema.options
+    keys = ("snapshot.expire.execution-mode", "snapshot.num-retained.min", "snapshot.num-retained.max", "snapshot.time-retained")
+    return any(k in raw for k in keys)

@@ -1,0 +1,210 @@
+"""Which files a snapshot (or tag) references: manifest lists, manifests, data and changelog files.
+
+Expiration, rollback, tag deletion and orphan cleanup all reduce to set differences over these
+references. Reads of metadata that may already be gone (a crashed, half-finished expiration) go
+through the ``tolerant`` variants, which treat a missing manifest or list as empty.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from lakestore.format.binary_row import decode_row
+from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.meta.file_scan import live_entries
+from lakestore.meta.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
+from lakestore.meta.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from lakestore.table import Table
+
+
+class TableFiles:
+    """Paths of the files of one table, resolved from manifest entries."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.file_io = table.file_io
+        self.path = table.path
+        self.store = table.manifests()
+        schema = table.schema
+        self._partition_keys = schema.partition_keys
+        self._partition_types = schema.types_of(schema.partition_keys)
+        self._default_name = table.options.partition_default_name
+        self._dirs: dict[tuple[bytes, int], str] = {}
+
+    # -- paths --------------------------------------------------------------------------------
+    def bucket_path(self, partition: bytes, bucket: int) -> str:
+        key = (partition, bucket)
+        cached = self._dirs.get(key)
+        if cached is None:
+            values = decode_row(partition, self._partition_types, source=self.store.manifest_dir)
+            part = partition_path(self._partition_keys, self._partition_types, values, default_name=self._default_name)
+            cached = bucket_dir(self.path, part, bucket)
+            self._dirs[key] = cached
+        return cached
+
+    def entry_paths(self, entry: ManifestEntry) -> list[str]:
+        """The data file of an entry and its extra files (which sit next to it)."""
+        f = entry.file
+        if f.external_path:
+            folder = f.external_path.rsplit("/", 1)[0]
+            return [f.external_path] + [f"{folder}/{x}" for x in f.extra_files]
+        folder = self.bucket_path(entry.partition, entry.bucket)
+        return [f"{folder}/{f.file_name}"] + [f"{folder}/{x}" for x in f.extra_files]
+
+    def manifest_path(self, name: str) -> str:
+        return self.store.path(name)
+
+    # -- metadata reads -----------------------------------------------------------------------
+    def _exists(self, name: str) -> bool:
+        return self.file_io.exists(self.store.path(name))
+
+    def read_list(self, name: str | None, *, tolerant: bool = False) -> list[ManifestFileMeta]:
+        if not name or (tolerant and not self._exists(name)):
+            return []
+        return self.store.read_list(name)
+
+    def read_entries(self, metas: Iterable[ManifestFileMeta], *, tolerant: bool = False) -> list[ManifestEntry]:
+        out: list[ManifestEntry] = []
+        for meta in metas:
+            if tolerant and not self._exists(meta.file_name):
+                continue
+            out += self.store.read_entries(meta.file_name)
+        return out
+
+    @staticmethod
+    def list_names(snapshot: Snapshot) -> list[str]:
+        names = [snapshot.base_manifest_list, snapshot.delta_manifest_list]
+        if snapshot.changelog_manifest_list:
+            names.append(snapshot.changelog_manifest_list)
+        return names
+
+    def manifest_names(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
+        """Manifest lists of ``snapshot`` and every manifest they list (plus its index manifest)."""
+        names = set(self.list_names(snapshot))
+        for list_name in self.list_names(snapshot):
+            names.update(m.file_name for m in self.read_list(list_name, tolerant=tolerant))
+        if snapshot.index_manifest:
+            names.add(snapshot.index_manifest)
+        return names
+
+    def live_paths(self, snapshot: Snapshot) -> set[str]:
+        """Data files (and extra files) live in ``snapshot``."""
+        out: set[str] = set()
+        for entry in live_entries(self.store, snapshot):
+            out.update(self.entry_paths(entry))
+        return out
+
+    def delta_entries(self, snapshot: Snapshot, *, tolerant: bool = False) -> list[ManifestEntry]:
+        return self.read_entries(self.read_list(snapshot.delta_manifest_list, tolerant=tolerant), tolerant=tolerant)
+
+    def removed_paths(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
+        """Data files ``snapshot`` removed (DELETE entries of its delta). An upgrade (DELETE at
+        one level, ADD of the same file at another) is not a removal."""
+        entries = self.delta_entries(snapshot, tolerant=tolerant)
+        readded = {p for e in entries if e.kind == ADD for p in self.entry_paths(e)}
+        return {p for e in entries if e.kind == DELETE for p in self.entry_paths(e)} - readded
+
+    def added_paths(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
+        return {p for e in self.delta_entries(snapshot, tolerant=tolerant) if e.kind == ADD for p in self.entry_paths(e)}
+
+    def changelog_paths(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
+        if not snapshot.changelog_manifest_list:
+            return set()
+        metas = self.read_list(snapshot.changelog_manifest_list, tolerant=tolerant)
+        return {p for e in self.read_entries(metas, tolerant=tolerant) if e.kind == ADD for p in self.entry_paths(e)}
+
+
+def consumer_min_next_snapshot(table: Table) -> int | None:
+    """Smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``): snapshots
+    from there on are still to be read by someone and must not expire."""
+    folder = f"{table.path}/consumer"
+    lowest: int | None = None
+    for name in table.file_io.list_names(folder):
+        if not name.startswith("consumer-"):
+            continue
+        try:
+            doc = json.loads(table.file_io.read_bytes(f"{folder}/{name}"))
+            value = int(doc["nextSnapshot"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            continue  # a consumer being written or removed; ignore rather than block expiration
+        lowest = value if lowest is None else min(lowest, value)
+    return lowest
+
+
+class References:
+    """Files referenced by a set of snapshots: data (with extra files), changelog, manifests."""
+
+    def __init__(self) -> None:
+        self.data: set[str] = set()
+        self.changelog: set[str] = set()
+        self.manifests: set[str] = set()  # names inside manifest/
+
+    def update(self, other: References) -> None:
+        self.data |= other.data
+        self.changelog |= other.changelog
+        self.manifests |= other.manifests
+
+
+def _tolerant_live(files: TableFiles, snapshot: Snapshot) -> set[str]:
+    metas = files.read_list(snapshot.base_manifest_list, tolerant=True) + files.read_list(snapshot.delta_manifest_list, tolerant=True)
+    live: dict[tuple, ManifestEntry] = {}
+    for entry in files.read_entries(metas, tolerant=True):
+        key = entry.identifier
+        if entry.kind == ADD:
+            live[key] = entry
+        else:
+            live.pop(key, None)
+    return {p for e in live.values() for p in files.entry_paths(e)}
+
+
+def chain_references(files: TableFiles, snapshots: Iterable[Snapshot], *, tolerant: bool = False) -> References:
+    """References of ``snapshots`` (ascending ids). A snapshot right after one already seen
+    contributes only the files its delta adds; any other contributes its whole live set, so a
+    chain of N snapshots costs one full scan plus N deltas."""
+    refs = References()
+    previous: int | None = None
+    for snapshot in sorted(snapshots, key=lambda s: s.id):
+        if previous is not None and snapshot.id == previous + 1:
+            refs.data |= files.added_paths(snapshot, tolerant=tolerant)
+        else:
+            refs.data |= _tolerant_live(files, snapshot) if tolerant else files.live_paths(snapshot)
+        refs.changelog |= files.changelog_paths(snapshot, tolerant=tolerant)
+        refs.manifests |= files.manifest_names(snapshot, tolerant=tolerant)
+        previous = snapshot.id
+    return refs
+
+
+def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()) -> References:
+    """Everything the table still needs: its snapshots (minus ``exclude_ids``), its tags, plus
+    ``extra`` snapshots. Never tolerant: a retained snapshot with missing metadata is corrupt."""
+    from lakestore.lifecycle.tags import TagManager  # noqa: PLC0415 - tags imports this module
+
+    excluded = set(exclude_ids)
+    manager = table.snapshot_manager
+    snapshots = [manager.get(i) for i in manager.list_ids() if i not in excluded]
+    refs = chain_references(files, snapshots)
+    for tag in TagManager(table).tags():
+        refs.update(chain_references(files, [tag.snapshot]))
+    for snapshot in extra:
+        refs.update(chain_references(files, [snapshot]))
+    return refs
+
+
+def delete_files(table: Table, files: TableFiles, candidates: References, keep: References) -> References:
+    """Delete candidates that ``keep`` does not hold, in Paimon's order: data, changelog,
+    manifests (the snapshot files and hints are the caller's). Returns what was deleted."""
+    gone = References()
+    gone.data = candidates.data - keep.data
+    gone.changelog = candidates.changelog - keep.changelog
+    gone.manifests = candidates.manifests - keep.manifests
+    for path in sorted(gone.data):
+        table.file_io.delete(path)
+    for path in sorted(gone.changelog):
+        table.file_io.delete(path)
+    for name in sorted(gone.manifests):
+        files.store.delete(name)
+    return gone

@@ -1,0 +1,76 @@
+"""Orphan file cleanup (Paimon's OrphanFilesClean): files under the table directory that no
+snapshot or tag references and that are older than a threshold (younger ones may belong to a
+commit in flight). Schema, snapshot, tag, consumer and index files are never touched; temporary
+files (``.<name>.<hex>.tmp``) left by a crashed writer are orphans; empty partition and bucket
+directories are removed."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakestore.lifecycle.files import TableFiles, retained_references
+
+if TYPE_CHECKING:
+    from lakestore.table import Table
+
+DEFAULT_OLDER_THAN_MS = 86_400_000  # Paimon's default: one day
+_PROTECTED_DIRS = ("schema", "snapshot", "tag", "consumer", "index", "branch", "changelog", "statistics")
+
+
+@dataclass(frozen=True)
+class OrphanResult:
+    deleted: tuple[str, ...]  # paths relative to the table directory
+    bytes: int
+    dry_run: bool
+
+
+def _walk(table: Table, folder: str, out: list[tuple[str, int, int]], dirs: list[str]) -> None:
+    for status in table.file_io.list_status(folder):
+        if status.is_dir:
+            dirs.append(status.path)
+            _walk(table, status.path, out, dirs)
+        else:
+            out.append((status.path, status.size, status.mtime_ms))
+
+
+def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
+    """Delete unreferenced files last modified before ``older_than_ms`` (epoch millis; default
+    now minus one day)."""
+    threshold = older_than_ms if older_than_ms is not None else int(time.time() * 1000) - DEFAULT_OLDER_THAN_MS
+    files = TableFiles(table)
+    keep = retained_references(table, files)
+    referenced = {os.path.normpath(p) for p in keep.data | keep.changelog}
+    referenced |= {os.path.normpath(files.manifest_path(n)) for n in keep.manifests}
+    root = table.path
+    found: list[tuple[str, int, int]] = []
+    dirs: list[str] = []
+    for status in table.file_io.list_status(root):
+        name = os.path.basename(status.path)
+        if status.is_dir:
+            if name in _PROTECTED_DIRS:
+                continue
+            dirs.append(status.path)
+            _walk(table, status.path, found, dirs)
+        elif name.endswith(".tmp"):
+            found.append((status.path, status.size, status.mtime_ms))
+    found += [(s.path, s.size, s.mtime_ms) for d in ("snapshot", "schema", "tag") for s in table.file_io.list_status(f"{root}/{d}") if s.path.endswith(".tmp")]
+    deleted: list[str] = []
+    total = 0
+    for path, size, mtime in sorted(found):
+        if os.path.normpath(path) in referenced or mtime >= threshold:
+            continue
+        deleted.append(os.path.relpath(path, root))
+        total += size
+        if not dry_run:
+            table.file_io.delete(path)
+    if not dry_run:
+        for folder in sorted(dirs, key=len, reverse=True):  # deepest first
+            if os.path.basename(folder) != "manifest" and not table.file_io.list_status(folder):
+                try:
+                    os.rmdir(folder)
+                except OSError:
+                    pass  # not empty any more (a writer), or not a local path
+    return OrphanResult(tuple(deleted), total, dry_run)

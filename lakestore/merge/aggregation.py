@@ -1,0 +1,106 @@
+"""The aggregation merge engine: each value column has an aggregate function
+(``fields.<f>.aggregate-function``, default ``last_non_null_value``), evaluated per key group
+with Arrow's grouped kernels.
+
+Retractions (-U/-D) subtract for sum and count and divide for product; for other functions
+they raise ``MergeEngineError`` unless ``fields.<f>.ignore-retract`` is set. ``count`` is made
+compaction-stable by turning each input row into 1 (non-null) or 0 when it is written, after
+which merging sums the stored counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakestore.errors import MergeEngineError, OptionError
+from lakestore.format.kv import INSERT, VALUE_KIND
+from lakestore.format.types import DataType
+from lakestore.merge.engine import Groups, MergeEngine, first_valid_index, last_valid_index, retract_mask, take_or_null
+
+_RETRACTABLE = {"sum", "count", "product", "last_value", "last_non_null_value"}
+_NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"}
+
+
+class AggregationEngine(MergeEngine):
+    name = "aggregation"
+
+    def __init__(self, *, value_types: Mapping[str, DataType], functions: Mapping[str, str], ignore_retract: Mapping[str, bool], delimiters: Mapping[str, str], default_function: str | None) -> None:
+        self.functions: dict[str, str] = {}
+        for name, dtype in value_types.items():
+            function = functions.get(name) or default_function or "last_non_null_value"
+            if function in ("collect", "merge_map"):
+                raise OptionError(f"aggregate function {function!r} needs ARRAY/MAP columns, which lakestore does not support yet")
+            if function in ("sum", "product", "count") and dtype.root not in _NUMERIC:
+                raise OptionError(f"aggregate function {function!r} of column {name!r} needs a numeric type, not {dtype}")
+            if function in ("bool_and", "bool_or") and dtype.root != "BOOLEAN":
+                raise OptionError(f"aggregate function {function!r} of column {name!r} needs BOOLEAN")
+            if function == "listagg" and not dtype.is_string:
+                raise OptionError(f"listagg of column {name!r} needs a string type")
+            self.functions[name] = function
+        self.ignore_retract = dict(ignore_retract)
+        self.delimiters = dict(delimiters)
+
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        retract = retract_mask(rows)
+        has_retract = bool(retract.any())
+        for name, function in self.functions.items():
+            if has_retract and function not in _RETRACTABLE and not self.ignore_retract.get(name, False):
+                raise MergeEngineError(f"aggregate function {function!r} of column {name!r} cannot retract (-U/-D); set 'fields.{name}.ignore-retract' = 'true'")
+            if function == "count":
+                column = rows.column(name)
+                ones = pc.if_else(pc.is_valid(column), 1, 0).cast(column.type)
+                rows = rows.set_column(rows.schema.get_field_index(name), name, ones)
+        return rows
+
+    def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
+        if rows.num_rows == 0:
+            return rows
+        groups = Groups.of(rows, key_columns)
+        retract = retract_mask(rows)
+        ids = groups.ids()
+        columns = []
+        for name in rows.column_names:
+            column = rows.column(name)
+            function = self.functions.get(name)
+            if name in key_columns or function is None and name != VALUE_KIND:
+                columns.append(column.take(pa.array(groups.lasts)))
+            elif name == VALUE_KIND:
+                columns.append(pa.array(np.full(groups.count, INSERT, dtype=np.int8)))
+            else:
+                merged = self._aggregate(name, function, column, groups, ids, retract)
+                columns.append(merged.cast(column.type) if merged.type != column.type else merged)
+        return pa.Table.from_arrays(columns, schema=rows.schema)
+
+    def _aggregate(self, name: str, function: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray) -> pa.Array:
+        if retract.any():
+            if self.ignore_retract.get(name, False) or function not in _RETRACTABLE:
+                column = pc.if_else(pa.array(retract), pa.nulls(len(column), column.type), column)
+            elif function in ("sum", "count"):
+                column = pc.if_else(pa.array(retract), pc.negate(column), column)
+            elif function == "product":
+                column = pc.if_else(pa.array(retract), pc.divide(pa.scalar(1.0), column.cast(pa.float64())), column.cast(pa.float64()))
+            elif function in ("last_value", "last_non_null_value"):
+                column = pc.if_else(pa.array(retract), pa.nulls(len(column), column.type), column)
+        if function == "last_value":
+            return take_or_null(column, groups.lasts)
+        if function == "first_value":
+            return take_or_null(column, groups.starts)
+        if function == "last_non_null_value":
+            return take_or_null(column, last_valid_index(column, groups))
+        if function == "first_non_null_value":
+            return take_or_null(column, first_valid_index(column, groups))
+        kernel = {"sum": "sum", "count": "sum", "product": "product", "min": "min", "max": "max", "bool_and": "all", "bool_or": "any", "listagg": "list"}[function]
+        table = pa.table({"g": pa.array(ids), "v": column})
+        if column.null_count:
+            table = table.filter(pc.is_valid(table.column("v")))
+        result = table.group_by("g", use_threads=False).aggregate([("v", kernel)])
+        values = result.column(f"v_{kernel}")
+        if function == "listagg":
+            values = pc.binary_join(values, self.delimiters.get(name, ","))
+        position = np.full(groups.count, -1, dtype=np.int64)
+        position[np.asarray(result.column("g"))] = np.arange(result.num_rows)
+        return take_or_null(values, position)

@@ -1,0 +1,68 @@
+"""The partial-update merge engine: a newer row's non-null fields overwrite; fields of a
+``sequence-group`` are updated together, only by rows whose group sequence field is not older."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from lakestore.errors import MergeEngineError, OptionError
+from lakestore.format.kv import INSERT, VALUE_KIND
+from lakestore.merge.engine import Groups, MergeEngine, drop_retracts, last_valid_index, retract_mask, take_or_null
+
+
+class PartialUpdateEngine(MergeEngine):
+    name = "partial-update"
+
+    def __init__(self, *, value_columns: Sequence[str], sequence_groups: dict[str, tuple[str, ...]], ignore_delete: bool) -> None:
+        self.value_columns = list(value_columns)
+        self.ignore_delete = ignore_delete
+        self.group_of: dict[str, str] = {}
+        for seq_field, members in sequence_groups.items():
+            if seq_field not in value_columns:
+                raise OptionError(f"sequence-group field {seq_field!r} is not a column")
+            for member in members:
+                if member not in value_columns:
+                    raise OptionError(f"sequence-group of {seq_field!r} names unknown column {member!r}")
+                self.group_of[member] = seq_field
+            self.group_of[seq_field] = seq_field
+        self.sequence_groups = sequence_groups
+
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        if retract_mask(rows).any():
+            if not self.ignore_delete:
+                raise MergeEngineError("the partial-update merge engine cannot accept -U/-D rows; set 'partial-update.ignore-delete' = 'true' to drop them")
+            return drop_retracts(rows)
+        return rows
+
+    def _group_winner(self, rows: pa.Table, groups: Groups, seq_field: str) -> np.ndarray:
+        """Per key group, the row whose ``seq_field`` is greatest (nulls lowest, ties: newest)."""
+        n = rows.num_rows
+        # Dense rank orders any comparable type; nulls rank lowest.
+        ranks = np.asarray(pc.rank(rows.column(seq_field), sort_keys="ascending", null_placement="at_start", tiebreaker="dense"))
+        order = np.lexsort((np.arange(n), ranks, groups.ids()))
+        # After sorting by (group, rank, position) the winner is the last row of each group.
+        return order[groups.lasts]
+
+    def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
+        if rows.num_rows <= 1:
+            return rows
+        groups = Groups.of(rows, key_columns)
+        if groups.count == rows.num_rows:
+            return rows
+        winners = {s: self._group_winner(rows, groups, s) for s in self.sequence_groups}
+        columns = []
+        for name in rows.column_names:
+            column = rows.column(name)
+            if name in self.value_columns and name not in key_columns:
+                group = self.group_of.get(name)
+                index = winners[group] if group is not None else last_valid_index(column, groups)
+                columns.append(take_or_null(column, index))
+            elif name == VALUE_KIND:
+                columns.append(pa.array(np.full(groups.count, INSERT, dtype=np.int8)))
+            else:
+                columns.append(column.take(pa.array(groups.lasts)))
+        return pa.Table.from_arrays(columns, schema=rows.schema)

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Creates the project's two virtual environments (idempotent):
+#   .venv         lakestore + the Dagster/Spark pipeline + test tools (current pyarrow)
+#   .venv-oracle  pypaimon 2.1.0 + pypaimon-rust 0.4.0, the format oracles (they pin pyarrow<20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+if ! command -v java >/dev/null 2>&1; then
+    echo "install: Java 17 is required by Spark; installing openjdk-17-jre-headless" >&2
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless;
+    else sudo apt-get update -qq && sudo apt-get install -y -qq --no-install-recommends openjdk-17-jre-headless; fi
+fi
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e ".[pipeline,dev]"
+if [ "${LAKESTORE_SKIP_ORACLE:-0}" != 1 ]; then
+    [ -x .venv-oracle/bin/python ] || "$PYTHON" -m venv .venv-oracle
+    .venv-oracle/bin/pip install -q "pypaimon==2.1.0" "pypaimon-rust==0.4.0" fastavro
+fi
