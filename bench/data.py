@@ -73,11 +73,27 @@ def write_ipc(table: pa.Table, path: Path) -> Path:
     return path
 
 
-def write_stream(path: Path, total_rows: int, *, chunk: int = 500_000, seed: int = 6) -> Path:
-    """A big all-new-keys input as an Arrow IPC stream (read back batch by batch)."""
+def new_key_chunks(total_rows: int, *, chunk: int = 500_000, seed: int = 6):
+    """A big all-new-keys input, chunk by chunk (never all in memory)."""
     rng = np.random.default_rng(seed)
     ids = rng.permutation(total_rows).astype(np.int64) + 5_000_000_000
+    for start in range(0, total_rows, chunk):
+        yield rows_for(ids[start:start + chunk], 1, rng)
+
+
+def write_stream(path: Path, total_rows: int, *, chunk: int = 500_000, seed: int = 6) -> Path:
+    """As an Arrow IPC stream (read back batch by batch)."""
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, SCHEMA) as writer:
-        for start in range(0, total_rows, chunk):
-            writer.write_table(rows_for(ids[start:start + chunk], 1, rng), max_chunksize=chunk)
+        for t in new_key_chunks(total_rows, chunk=chunk, seed=seed):
+            writer.write_table(t, max_chunksize=chunk)
+    return path
+
+
+def write_parquet(path: Path, total_rows: int, *, chunk: int = 500_000, seed: int = 7) -> Path:
+    """As one parquet file (row groups of ``chunk`` rows) that Spark and pyarrow both read."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    with pq.ParquetWriter(str(path), SCHEMA, compression="zstd") as writer:
+        for t in new_key_chunks(total_rows, chunk=chunk, seed=seed):
+            writer.write_table(t, row_group_size=chunk)
     return path

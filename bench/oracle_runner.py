@@ -133,11 +133,12 @@ def task_read(spec):
 
     def read():
         rb = table.new_read_builder()
-        if spec.get("projection"):
-            rb = rb.with_projection(spec["projection"])
+        # the predicate is built over all fields: a projection may drop the filtered columns
         pred = _predicate(rb, spec.get("filter"))
         if pred is not None:
             rb = rb.with_filter(pred)
+        if spec.get("projection"):
+            rb = rb.with_projection(spec["projection"])
         splits = rb.new_scan().plan().splits()
         return rb.new_read().to_arrow(splits)
 

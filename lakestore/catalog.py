@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pyarrow as pa
 
 from lakestore.errors import (
+    CommitRetriesExhaustedError,
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
     InvalidIdentifierError,
@@ -16,6 +17,7 @@ from lakestore.errors import (
 )
 from lakestore.io.fileio import FileIO, LocalFileIO
 from lakestore.meta.schema import SchemaManager, new_schema
+from lakestore.meta.schema_change import SchemaChange, apply_changes
 from lakestore.table import Table
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
@@ -121,6 +123,19 @@ class Catalog:
         if not SchemaManager(self.file_io, path).list_ids():
             raise TableNotFoundError(f"table {identifier!r} does not exist")
         return Table(path, file_io=self.file_io, identifier=identifier)
+
+    def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
+        """Apply schema changes (``lakestore.meta.schema_change``) as a new ``schema-N``; retried
+        when another writer published N first. Returns the table at the new schema."""
+        path = self.table_path(identifier)
+        manager = SchemaManager(self.file_io, path)
+        for _ in range(10):
+            current = manager.latest()
+            if current is None:
+                raise TableNotFoundError(f"table {identifier!r} does not exist")
+            if manager.publish(apply_changes(current, list(changes))):
+                return Table(path, file_io=self.file_io, identifier=identifier)
+        raise CommitRetriesExhaustedError(f"alter_table {identifier!r}: schema kept changing concurrently")
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
         if not self.table_exists(identifier):

@@ -15,6 +15,8 @@ from lakestore.io.fileio import FileIO, LocalFileIO
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from lakestore.meta.consumer import ConsumerManager
+from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
@@ -110,7 +112,7 @@ class Table:
             raise PartitionValueError(f"overwrite names {unknown}, which are not partition keys {list(self.schema.partition_keys)}")
         return dict(overwrite)
 
-    def write_arrow(self, data: InputData, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER) -> Snapshot | None:
+    def write_arrow(self, data: InputData, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER, watermark: int | None = None) -> Snapshot | None:
         """Write Arrow data in one commit; returns the new snapshot (None if nothing was written).
 
         ``overwrite=True`` replaces the whole table, ``overwrite={"dt": "x"}`` one partition.
@@ -126,7 +128,7 @@ class Table:
             raise
         if not messages and (overwrite is None or overwrite is False):
             return None
-        snapshots = self.new_commit(commit_user=user).commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite))
+        snapshots = self.new_commit(commit_user=user).commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite), watermark=watermark)
         self._after_commit()
         return snapshots[-1] if snapshots else None
 
@@ -186,6 +188,33 @@ class Table:
         view = name or self.identifier.replace(".", "_")
         con.register(view, data)
         return con.table(view)
+
+    # -- reads over time ----------------------------------------------------------------------
+    def _change_reader(self) -> ChangeReader:
+        return ChangeReader(self.schema, self.snapshot_manager, self.manifests(), self.split_reader())
+
+    def read_changes(self, *, from_snapshot_id: int, to_snapshot_id: int | None = None, columns: Sequence[str] | None = None) -> pa.Table:
+        """Changes committed in snapshots ``from_snapshot_id + 1 .. to_snapshot_id`` (default:
+        latest), with a ``_row_kind`` column ("+I", "-U", "+U", "-D"). From the changelog files
+        when the table has a changelog producer, else from each APPEND snapshot's delta."""
+        latest = self.snapshot_manager.latest_id() or 0
+        return self._change_reader().changes_between(from_snapshot_id, latest if to_snapshot_id is None else to_snapshot_id, self._columns(columns))
+
+    def stream(self, *, start: str = "full", snapshot_id: int | None = None, timestamp_ms: int | None = None, consumer_id: str | None = None, columns: Sequence[str] | None = None) -> StreamScan:
+        """A streaming scan: the full table first (``start="full"``; or ``"latest"``, a
+        ``snapshot_id`` or ``timestamp_ms`` to start from), then each new snapshot's changes.
+        With ``consumer_id`` the position is stored in the table at every ``checkpoint()``,
+        resumed on restart, and protects the snapshots it still needs from expiration."""
+        selected = self._columns(columns)
+        return StreamScan(
+            self._change_reader(), ConsumerManager(self.file_io, self.path), columns=selected,
+            full_reader=lambda sid: self.to_arrow(columns=selected, snapshot_id=sid),
+            start=start, snapshot_id=snapshot_id, timestamp_ms=timestamp_ms, consumer_id=consumer_id,
+        )
+
+    def consumers(self) -> dict[str, int]:
+        """Consumer id -> next snapshot it will read."""
+        return ConsumerManager(self.file_io, self.path).consumers()
 
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.

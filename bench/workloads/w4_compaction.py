@@ -1,7 +1,76 @@
+"""Workload 4: full compaction of 1M rows written as 5 runs per bucket."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+import lakestore
+from bench import data
+from bench.common import LAKESTORE, PYARROW, Context, WorkloadResult, profile_to, repeat
+from bench.lakeside import create_table, full_compactor, live_file_paths, runs_per_bucket, write_commits
+
 NUMBER = 4
-TITLE = "todo"
+TITLE = "Full compaction of 1M rows in 5 runs per bucket"
+STEP = "full compaction"
 
 
-def run(ctx):
-    from bench.common import WorkloadResult
-    return WorkloadResult(NUMBER, TITLE, skipped="todo")
+def run(ctx: Context) -> WorkloadResult:
+    res = WorkloadResult(NUMBER, TITLE)
+    warehouse = ctx.scratch("w4-template")
+    # A high trigger keeps the 5 runs apart if writes compact automatically (write-only=false).
+    template = create_table(warehouse, "w4", {**data.OPTIONS, "num-sorted-run.compaction-trigger": "10"})
+    if full_compactor(template) is None:
+        res.skipped = "table.compact(full=True) is not available yet"
+        return res
+    commits = data.upsert_commits(data.COMPACTION_PLAN, ctx.scale, seed=4)
+    write_commits(template, commits)
+    lo, hi = runs_per_bucket(template)
+    res.facts.append(("input", f"{sum(c.num_rows for c in commits):,} rows in {len(commits)} commits; {lo}..{hi} runs per bucket"))
+    work = ctx.scratch("w4-work")
+
+    def setup(i: int) -> lakestore.Table:
+        dest = work / f"w4_{i}"
+        shutil.copytree(template.path, dest)
+        return lakestore.Table.from_path(str(dest))
+
+    def compact(table: lakestore.Table) -> lakestore.Table:
+        full_compactor(table)()  # type: ignore[misc]
+        return table
+
+    m, table = repeat(LAKESTORE, ctx.reps, setup, compact)
+    res.add(STEP, m)
+    table = lakestore.Table.from_path(table.path)
+    lo, hi = runs_per_bucket(table)
+    res.facts.append(("after", f"{lo}..{hi} files per bucket, {table.latest_snapshot().total_record_count:,} rows"))
+    groups = _files_by_bucket(template)
+    out_dir = ctx.scratch("w4-pyarrow")
+    m, _ = repeat(PYARROW, ctx.reps, lambda i: None, lambda _: _pyarrow_compaction(groups, out_dir))
+    m.note = "floor: read each bucket's runs, sort by key+sequence, keep last, write one zstd file"
+    res.add(STEP, m)
+    res.speed_ratio(STEP, PYARROW)
+    res.notes.append("pypaimon 2.1.0 (Python and Rust core) exposes no compaction, so the only peer is the pyarrow floor; issue 10 sets no target here")
+    if ctx.profile_dir is not None:
+        t = setup(ctx.reps)
+        profile_to(ctx.profile_dir / "w4_compaction.txt", lambda: compact(t))
+    return res
+
+
+def _files_by_bucket(table: lakestore.Table) -> list[list[str]]:
+    reader = table.split_reader()
+    return [[reader.file_path(s, f) for f in s.files] for s in table.plan()]
+
+
+def _pyarrow_compaction(groups: list[list[str]], out_dir: Path) -> None:
+    for i, files in enumerate(groups):
+        rows = pa.concat_tables([pq.read_table(f) for f in files])
+        order = pc.sort_indices(rows, [("_KEY_id", "ascending"), ("_SEQUENCE_NUMBER", "ascending")])
+        rows = rows.take(order)
+        keys = rows.column("_KEY_id").to_numpy()
+        last = np.append(keys[1:] != keys[:-1], True)
+        pq.write_table(rows.filter(pa.array(last)), out_dir / f"bucket-{i}.parquet", compression="zstd")

@@ -61,23 +61,39 @@ class TableCommit:
         """
         appends: list[ManifestEntry] = []
         compacts: list[ManifestEntry] = []
+        append_changelog: list[ManifestEntry] = []
+        compact_changelog: list[ManifestEntry] = []
         for m in messages:
-            appends += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.new_files]
-            compacts += [ManifestEntry(DELETE, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_before]
-            compacts += [ManifestEntry(ADD, m.partition, m.bucket, m.total_buckets, f) for f in m.compact_after]
+            def entries(kind: int, files: Sequence[DataFileMeta], m: CommitMessage = m) -> list[ManifestEntry]:
+                return [ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f) for f in files]
+
+            appends += entries(ADD, m.new_files)
+            compacts += entries(DELETE, m.compact_before) + entries(ADD, m.compact_after)
+            append_changelog += entries(ADD, m.changelog_files)
+            compact_changelog += entries(ADD, m.compact_changelog_files)
         start = self.snapshots.latest_id()
         out: list[Snapshot] = []
+        common: dict[str, Any] = dict(watermark=watermark, properties=properties)
         try:
             if overwrite is not None and overwrite is not False:
-                out.append(self._commit_kind("OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, watermark=watermark, properties=properties))
-            elif appends:
-                out.append(self._commit_kind("APPEND", appends, commit_identifier, start, watermark=watermark, properties=properties))
-            if compacts:
-                out.append(self._commit_kind("COMPACT", compacts, commit_identifier, start, watermark=watermark, properties=properties))
+                out.append(self._commit_kind("OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, changelog=append_changelog, **common))
+            elif appends or append_changelog:
+                out.append(self._commit_kind("APPEND", appends, commit_identifier, start, changelog=append_changelog, **common))
+            if compacts or compact_changelog:
+                out.append(self._commit_kind("COMPACT", compacts, commit_identifier, start, changelog=compact_changelog, **common))
         except (CommitConflictError, CommitRetriesExhaustedError):
             if not out:
                 self.abort(messages)
-            raise
+                raise
+            # The data landed; only the writer's own compaction lost (a concurrent commit removed
+            # its input files). Raising would report landed rows as failed and invite a duplicate
+            # re-write, and a retry could never land that compaction: drop its outputs (provably
+            # unreferenced: the attempt never published) and report what landed.
+            for m in messages:
+                upgraded = {f.file_name for f in m.compact_before}  # same file, new level: still live
+                for f in m.compact_after + m.compact_changelog_files:
+                    if f.file_name not in upgraded:
+                        self.file_io.delete(self._data_path(m, f))
         return out
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
@@ -94,7 +110,7 @@ class TableCommit:
         return [i for i in identifiers if i > latest]
 
     # -- one snapshot -------------------------------------------------------------------------
-    def _commit_kind(self, kind: str, changes: list[ManifestEntry], identifier: int, start: int | None, *, overwrite: Overwrite = None, watermark: int | None, properties: Mapping[str, str] | None) -> Snapshot:
+    def _commit_kind(self, kind: str, changes: list[ManifestEntry], identifier: int, start: int | None, *, changelog: list[ManifestEntry], overwrite: Overwrite = None, watermark: int | None, properties: Mapping[str, str] | None) -> Snapshot:
         retries = self.options.commit_max_retries
         for attempt in range(retries + 1):
             if identifier != BATCH_COMMIT_IDENTIFIER or attempt > 0:
@@ -108,9 +124,9 @@ class TableCommit:
                 delta = self._overwrite_deletes(base_live, overwrite) + delta
             else:
                 self._check_conflicts(base_live, delta)
-            if not delta and kind != "OVERWRITE":
+            if not delta and not changelog and kind != "OVERWRITE":
                 raise CommitConflictError("nothing left to commit")
-            snapshot, written = self._write_snapshot(kind, latest, delta, base_live, identifier, watermark, properties)
+            snapshot, written = self._write_snapshot(kind, latest, delta, changelog, identifier, watermark, properties)
             self._hook("before-publish")
             if self.snapshots.try_publish(snapshot):
                 self._hook("after-publish")
@@ -173,7 +189,7 @@ class TableCommit:
                 if cur_min <= prev_max:
                     raise CommitConflictError(f"files {prev_name} and {cur_name} overlap in key range on level {level} of bucket {bucket}")
 
-    def _write_snapshot(self, kind: str, latest: Snapshot | None, delta: list[ManifestEntry], base_live: list[ManifestEntry], identifier: int, watermark: int | None, properties: Mapping[str, str] | None) -> tuple[Snapshot, _Attempt]:
+    def _write_snapshot(self, kind: str, latest: Snapshot | None, delta: list[ManifestEntry], changelog: list[ManifestEntry], identifier: int, watermark: int | None, properties: Mapping[str, str] | None) -> tuple[Snapshot, _Attempt]:
         attempt = _Attempt()
         try:
             schema_id = self.schema.id
@@ -187,6 +203,13 @@ class TableCommit:
             attempt.manifests.append(base_name)
             delta_name, delta_size = self.manifests.write_list(delta_metas)
             attempt.manifests.append(delta_name)
+            changelog_name: str | None = None
+            changelog_size: int | None = None
+            if changelog:
+                changelog_metas = write_manifests(self.manifests, changelog, schema_id=schema_id, partition_types=self._partition_types, target_size=self.options.manifest_target_size)
+                attempt.manifests += [m.file_name for m in changelog_metas]
+                changelog_name, changelog_size = self.manifests.write_list(changelog_metas)
+                attempt.manifests.append(changelog_name)
             self._hook("after-lists")
         except BaseException:
             for name in attempt.manifests:
@@ -202,6 +225,9 @@ class TableCommit:
             base_manifest_list_size=base_size,
             delta_manifest_list=delta_name,
             delta_manifest_list_size=delta_size,
+            changelog_manifest_list=changelog_name,
+            changelog_manifest_list_size=changelog_size,
+            changelog_record_count=sum(e.file.row_count for e in changelog) if changelog else None,
             commit_user=self.commit_user,
             commit_identifier=identifier,
             commit_kind=kind,

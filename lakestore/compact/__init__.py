@@ -13,11 +13,13 @@ from lakestore.compact.append import compact_append, pick_append_files
 from lakestore.compact.levels import Levels
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_full_compaction
+from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
-from lakestore.merge import create_merge_engine
+from lakestore.merge import create_merge_engine, drop_retracts
+from lakestore.merge.changelog import diff_changelog
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.manifest import DataFileMeta
@@ -44,6 +46,7 @@ class BucketCompactor:
         path = partition_path(schema.partition_keys, types, partition_values, default_name=self.options.partition_default_name)
         self.directory = bucket_dir(table_path, path, bucket)
         self.writer = writer or DataFileWriter(file_io, schema, FileTarget(table_path, path, bucket))
+        self.changelog_writer = DataFileWriter(file_io, schema, self.writer.target, prefix="changelog")
         self.primary_key = bool(schema.primary_keys)
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
         self.picker = UniversalCompaction(
@@ -82,7 +85,34 @@ class BucketCompactor:
             read_file=self.read_file,
             writer=self.writer,
         )
-        return task.run(unit.files)
+        result = task.run(unit.files)
+        if self.options.changelog_producer == "full-compaction" and unit.output_level == levels.max_level:
+            result.changelog += self._full_compaction_changelog(files, result, levels.max_level)
+        return result
+
+    def _full_compaction_changelog(self, files: Sequence[DataFileMeta], result: CompactResult, max_level: int) -> list[DataFileMeta]:
+        """Diff of the top level before and after a full compaction (Paimon's full-compaction
+        changelog producer)."""
+        assert self.merge_engine is not None
+        removed = {(f.file_name, f.level) for f in result.before}
+        old_top = [f for f in files if f.level == max_level]
+        new_top = [f for f in files if f.level == max_level and (f.file_name, f.level) not in removed] + [f for f in result.after if f.level == max_level]
+        keys = list(self.schema.trimmed_primary_keys)
+        before = self._top_level_rows(old_top)
+        after = self._top_level_rows(new_top)
+        values = [f.name for f in self.schema.fields if f.name not in self.schema.primary_keys]
+        changes = diff_changelog(before, after, keys, values, row_deduplicate=True)
+        if not changes.num_rows:
+            return []
+        return self.changelog_writer.write_kv(changes, level=0)
+
+    def _top_level_rows(self, files: Sequence[DataFileMeta]) -> pa.Table:
+        columns = self.schema.field_names + [SEQUENCE_NUMBER, VALUE_KIND]
+        if not files:
+            return pa.schema([self.schema.arrow_schema().field(c) for c in self.schema.field_names] + [pa.field(SEQUENCE_NUMBER, pa.int64()), pa.field(VALUE_KIND, pa.int8())]).empty_table().select(columns)
+        rows = pa.concat_tables([self.read_file(f) for f in files])
+        keys = list(self.schema.trimmed_primary_keys)
+        return drop_retracts(rows.take(sort_indices(rows, keys)))
 
 
 def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]]:
@@ -105,7 +135,10 @@ def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, s
     result = compactor.compact([e.file for e in entries], full=full)
     if result.is_empty:
         return None
-    return CommitMessage(partition, bucket, entries[0].total_buckets, compact_before=tuple(result.before), compact_after=tuple(result.after))
+    return CommitMessage(
+        partition, bucket, entries[0].total_buckets,
+        compact_before=tuple(result.before), compact_after=tuple(result.after), compact_changelog_files=tuple(result.changelog),
+    )
 
 
 def select_buckets(table: Table, snapshot: Snapshot | None, partitions: Sequence[Mapping[str, Any]] | None) -> list[tuple[bytes, int]]:

@@ -109,7 +109,9 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("fields.default-aggregate-function", None, str),
         OptionSpec("sequence.field", None, _name_list),
         OptionSpec("rowkind.field", None, str),
-        OptionSpec("changelog-producer", "none", _choice("none")),
+        OptionSpec("changelog-producer", "none", _choice("none", "input", "lookup", "full-compaction")),
+        OptionSpec("changelog-producer.row-deduplicate", "false", _bool),
+        OptionSpec("full-compaction.delta-commits", None, _positive_int),
         OptionSpec("target-file-size", None, parse_memory),
         OptionSpec("write-buffer-size", "256 mb", parse_memory),
         OptionSpec("write-only", "false", _bool),
@@ -154,7 +156,6 @@ _NOT_IMPLEMENTED = frozenset(
         "scan.tag-name",
         "scan.timestamp-millis",
         "consumer-id",
-        "full-compaction.delta-commits",
         "partition.expiration-time",
         "dynamic-bucket.target-row-num",
         "cross-partition-upsert.index-ttl",
@@ -261,6 +262,10 @@ class CoreOptions:
     @property
     def ignore_delete(self) -> bool:
         return bool(self.get("ignore-delete") or self.get("partial-update.ignore-delete") or self.get("first-row.ignore-delete"))
+
+    @property
+    def changelog_producer(self) -> str:
+        return self.get("changelog-producer")
 
     @property
     def bucket(self) -> int:

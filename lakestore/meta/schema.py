@@ -162,6 +162,8 @@ def new_schema(
     for key in core.sequence_fields:
         if key not in names:
             raise OptionError(f"sequence.field {key!r} is not a column")
+    if core.changelog_producer != "none" and not primary_keys:
+        raise OptionError("changelog-producer needs a primary key")
     if (core.sequence_fields or core.rowkind_field) and not primary_keys:
         raise OptionError("sequence.field and rowkind.field need a primary key")
     if core.rowkind_field is not None and core.rowkind_field not in names:

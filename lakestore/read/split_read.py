@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -37,15 +38,20 @@ class SplitReader:
         self.sequence_fields = list(self.options.sequence_fields)
         self.partition_types = schema.types_of(schema.partition_keys)
 
-    def file_path(self, split: Split, f: DataFileMeta) -> str:
+    def file_path(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta) -> str:
         if f.external_path:
             return f.external_path
-        part = partition_path(self.schema.partition_keys, self.partition_types, split.partition_values, default_name=self.options.partition_default_name)
-        return f"{bucket_dir(self.table_path, part, split.bucket)}/{f.file_name}"
+        part = partition_path(self.schema.partition_keys, self.partition_types, partition_values, default_name=self.options.partition_default_name)
+        return f"{bucket_dir(self.table_path, part, bucket)}/{f.file_name}"
+
+    def read_file(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta, columns: Sequence[str], *, system: bool) -> pa.Table:
+        """One data or changelog file as the current schema (plus ``_SEQUENCE_NUMBER`` and
+        ``_VALUE_KIND`` when ``system``)."""
+        wanted = list(columns) + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])
+        return read_as_schema(self.file_io, self.file_path(partition_values, bucket, f), f, self.schema, self.schemas, wanted)
 
     def _read_file(self, split: Split, f: DataFileMeta, columns: Sequence[str], system: bool) -> pa.Table:
-        wanted = list(columns) + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])
-        return read_as_schema(self.file_io, self.file_path(split, f), f, self.schema, self.schemas, wanted)
+        return self.read_file(split.partition_values, split.bucket, f, columns, system=system)
 
     def read(self, split: Split, columns: Sequence[str], predicate: Predicate | None) -> pa.Table:
         """Rows of one split restricted to ``columns`` (in that order) and filtered exactly."""

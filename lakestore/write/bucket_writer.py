@@ -13,6 +13,7 @@ import pyarrow as pa
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts
+from lakestore.merge.changelog import diff_changelog
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakestore.write.file_writer import DataFileWriter
@@ -23,13 +24,15 @@ class Compactor(Protocol):
 
     def sorted_run_count(self, files: list[DataFileMeta]) -> int: ...
 
+    def read_file(self, f: DataFileMeta) -> pa.Table: ...
+
 
 def _ident(f: DataFileMeta) -> tuple[str, int]:
     return (f.file_name, f.level)
 
 
 class BucketWriter:
-    def __init__(self, file_writer: DataFileWriter, *, partition: bytes, bucket: int, total_buckets: int, next_sequence: int, existing_files: list[DataFileMeta], compactor: Compactor | None = None, stop_trigger: int = 8) -> None:
+    def __init__(self, file_writer: DataFileWriter, *, partition: bytes, bucket: int, total_buckets: int, next_sequence: int, existing_files: list[DataFileMeta], compactor: Compactor | None = None, auto_compact: bool = True, stop_trigger: int = 8) -> None:
         self.file_writer = file_writer
         self.partition = partition
         self.bucket = bucket
@@ -37,12 +40,15 @@ class BucketWriter:
         self.next_sequence = next_sequence
         self.existing_files = existing_files
         self.compactor = compactor
+        self.auto_compact = auto_compact and compactor is not None
         self.stop_trigger = stop_trigger
         self.buffer: list[pa.Table] = []
         self.buffered_bytes = 0
         self.new_files: list[DataFileMeta] = []
         self.compact_before: list[DataFileMeta] = []
         self.compact_after: list[DataFileMeta] = []
+        self.changelog_files: list[DataFileMeta] = []
+        self.compact_changelog: list[DataFileMeta] = []
 
     def write(self, rows: pa.Table) -> None:
         self.buffer.append(rows)
@@ -52,8 +58,8 @@ class BucketWriter:
         rows = self._take_buffer()
         if rows is not None and rows.num_rows:
             self.new_files.extend(self._write_run(rows))
-            if self.compactor is not None and self.compactor.sorted_run_count(self.current_files()) > self.stop_trigger:
-                self.compact(full=False)
+            if self.auto_compact and self.compactor is not None and self.compactor.sorted_run_count(self.current_files()) > self.stop_trigger:
+                self.compact(full=False)  # back-pressure: never leave more runs than the stop trigger
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
         raise NotImplementedError
@@ -78,16 +84,25 @@ class BucketWriter:
             else:
                 self.compact_before.append(f)
         self.compact_after = list(pending.values()) + result.after
+        self.compact_changelog += result.changelog
 
-    def prepare_commit(self) -> CommitMessage:
+    def before_commit(self) -> None:
+        """Hook run after the final flush of a commit, before compaction (changelog lookup)."""
+
+    def prepare_commit(self, *, full_compaction: bool = False) -> CommitMessage:
         self.flush()
-        self.compact(full=False)
+        self.before_commit()
+        if self.auto_compact:
+            self.compact(full=full_compaction)
         message = CommitMessage(
             self.partition, self.bucket, self.total_buckets,
-            new_files=tuple(self.new_files), compact_before=tuple(self.compact_before), compact_after=tuple(self.compact_after),
+            new_files=tuple(self.new_files), changelog_files=tuple(self.changelog_files),
+            compact_before=tuple(self.compact_before), compact_after=tuple(self.compact_after),
+            compact_changelog_files=tuple(self.compact_changelog),
         )
         self.existing_files = self.current_files()
         self.new_files, self.compact_before, self.compact_after = [], [], []
+        self.changelog_files, self.compact_changelog = [], []
         return message
 
     def _take_buffer(self) -> pa.Table | None:
@@ -110,17 +125,65 @@ class MergeTreeBucketWriter(BucketWriter):
     """Buffers rows with their sequence numbers and row kinds; a flush sorts the buffer by key and
     sequence, merges each key's versions with the merge engine and writes a level-0 sorted run."""
 
-    def __init__(self, file_writer: DataFileWriter, *, merge_engine: MergeEngine, key_names: list[str], sequence_fields: list[str], **kwargs: object) -> None:
+    def __init__(
+        self,
+        file_writer: DataFileWriter,
+        *,
+        merge_engine: MergeEngine,
+        key_names: list[str],
+        sequence_fields: list[str],
+        changelog_producer: str = "none",
+        changelog_writer: DataFileWriter | None = None,
+        row_deduplicate: bool = False,
+        value_names: list[str] | None = None,
+        **kwargs: object,
+    ) -> None:
         super().__init__(file_writer, **kwargs)  # type: ignore[arg-type]
         self.merge_engine = merge_engine
         self.key_names = key_names
         self.sort_columns = key_names + sequence_fields + [SEQUENCE_NUMBER]
+        self.changelog_producer = changelog_producer
+        self.changelog_writer = changelog_writer
+        self.row_deduplicate = row_deduplicate
+        self.value_names = value_names or []
+        self._input: list[pa.Table] = []
 
     def write_kv(self, rows: pa.Table, kinds: pa.Array) -> None:
         n = rows.num_rows
         sequence = pa.array(np.arange(self.next_sequence, self.next_sequence + n, dtype=np.int64))
         self.next_sequence += n
-        self.write(self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds)))
+        prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
+        self.write(prepared)
+        if self.changelog_producer == "input":
+            self._input.append(prepared)  # shares buffers with the write buffer
+
+    def flush(self) -> None:
+        if self._input and self.changelog_writer is not None:
+            rows = pa.concat_tables(self._input)
+            self._input = []
+            ordered = rows.take(sort_indices(rows, self.sort_columns))
+            self.changelog_files.extend(self.changelog_writer.write_kv(ordered, level=0))
+        super().flush()
+
+    def before_commit(self) -> None:
+        if self.changelog_producer == "lookup" and self.new_files and self.compactor is not None and self.changelog_writer is not None:
+            self.changelog_files.extend(self._lookup_changelog())
+
+    def _lookup_changelog(self) -> list[DataFileMeta]:
+        """Each changed key's value before and after this commit, as Paimon's lookup producer
+        emits it: read the committed files for the touched keys, merge, diff."""
+        assert self.compactor is not None and self.changelog_writer is not None
+        fresh = pa.concat_tables([self.compactor.read_file(f) for f in self.new_files])
+        touched = fresh.select(self.key_names).group_by(self.key_names).aggregate([])
+        old_parts = [self.compactor.read_file(f) for f in self.existing_files]
+        old = pa.concat_tables(old_parts) if old_parts else fresh.schema.empty_table()
+        if old.num_rows:
+            old = old.join(touched, keys=self.key_names, join_type="left semi", use_threads=False).select(fresh.schema.names)
+        before = self.merge_engine.merge_and_drop_retracts(old.take(sort_indices(old, self.sort_columns)), self.key_names)
+        both = pa.concat_tables([old, fresh])
+        after = self.merge_engine.merge_and_drop_retracts(both.take(sort_indices(both, self.sort_columns)), self.key_names)
+        changes = diff_changelog(before, after, self.key_names, self.value_names, row_deduplicate=self.row_deduplicate)
+        return self.changelog_writer.write_kv(changes, level=0) if changes.num_rows else []
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
         ordered = rows.take(sort_indices(rows, self.sort_columns))

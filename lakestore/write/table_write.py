@@ -42,8 +42,8 @@ class TableWrite:
         self._writers: dict[tuple[bytes, int], BucketWriter] = {}
         self._partitions: dict[tuple[Any, ...], PartitionSpec] = {}
         self._overwrite_partition = overwrite_partition
-        # write-only writers never compact: a dedicated compaction job does (Paimon's mode).
-        self._compactor_factory = None if self.options.write_only else compactor_factory
+        self._compactor_factory = compactor_factory
+        self._commits = 0
         self._existing = self._index_existing(manifests, base_snapshot)
         self._closed = False
 
@@ -103,6 +103,8 @@ class TableWrite:
             common: dict[str, Any] = dict(
                 partition=spec.binary, bucket=bucket, total_buckets=self.options.bucket, next_sequence=next_sequence,
                 existing_files=existing, compactor=compactor, stop_trigger=self.options.stop_trigger,
+                # write-only writers never compact: a dedicated compaction job does (Paimon's mode).
+                auto_compact=not self.options.write_only,
             )
             if self.primary_key:
                 assert self.merge_engine is not None
@@ -111,6 +113,10 @@ class TableWrite:
                     merge_engine=self.merge_engine,
                     key_names=list(self.schema.trimmed_primary_keys),
                     sequence_fields=list(self.options.sequence_fields),
+                    changelog_producer=self.options.changelog_producer,
+                    changelog_writer=DataFileWriter(self.file_io, self.schema, file_writer.target, prefix="changelog"),
+                    row_deduplicate=self.options.get("changelog-producer.row-deduplicate"),
+                    value_names=[f.name for f in self.schema.fields if f.name not in self.schema.primary_keys],
                     **common,
                 )
             else:
@@ -128,13 +134,19 @@ class TableWrite:
 
     # -- committing ---------------------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
-        messages = [w.prepare_commit() for w in self._writers.values()]
+        self._commits += 1
+        every = self.options.get("full-compaction.delta-commits")
+        full = every is not None and self._commits % every == 0
+        messages = [w.prepare_commit(full_compaction=full) for w in self._writers.values()]
         return [m for m in messages if not m.is_empty]
 
     def abort(self) -> None:
         """Delete every file this write created (only for writes that will not be committed)."""
         for writer in self._writers.values():
             writer.file_writer.delete_written()
+            changelog_writer = getattr(writer, "changelog_writer", None)
+            if changelog_writer is not None:
+                changelog_writer.delete_written()
         self._writers.clear()
 
     def close(self) -> None:

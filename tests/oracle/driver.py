@@ -97,7 +97,8 @@ def _read_ipc(path: Path) -> pa.Table:
 
 
 def oracle_read(table_path, *, snapshot_id: Optional[int] = None, native: bool = False,
-                return_info: bool = False):
+                return_info: bool = False, tag: Optional[str] = None,
+                timestamp_millis: Optional[int] = None):
     """Read a whole table with pypaimon (native=True: the pypaimon-rust reader).
 
     Returns a pa.Table in table-schema column order; with return_info=True returns
@@ -107,6 +108,10 @@ def oracle_read(table_path, *, snapshot_id: Optional[int] = None, native: bool =
         args = ["read", "--table-path", Path(table_path).resolve(), "--out", out]
         if snapshot_id is not None:
             args += ["--snapshot-id", snapshot_id]
+        if tag is not None:
+            args += ["--tag", tag]
+        if timestamp_millis is not None:
+            args += ["--timestamp-millis", timestamp_millis]
         if native:
             args.append("--native")
         info = run_cli(*args)
@@ -183,3 +188,10 @@ def oracle_buckets(data: pa.Table, bucket_keys: Iterable[str], num_buckets: int)
         _write_ipc(data, src)
         return run_cli("compute-bucket", "--data", src, "--bucket-keys",
                        ",".join(bucket_keys), "--num-buckets", num_buckets)["buckets"]
+
+
+def oracle_alter(warehouse, identifier: str, changes: list) -> dict:
+    """Alter a table with pypaimon: changes like ["add", "c", "BIGINT"], ["rename", "a", "b"],
+    ["drop", "c"]. Returns the new fields as [id, name, type]."""
+    return run_cli("alter", "--warehouse", Path(warehouse).resolve(), "--identifier", identifier,
+                   "--changes", json.dumps(changes))

@@ -202,6 +202,10 @@ def cmd_read(args):
         opts.update(NATIVE_READ_OPTIONS)
     if args.snapshot_id is not None:
         opts["scan.snapshot-id"] = str(args.snapshot_id)
+    if getattr(args, "tag", None):
+        opts["scan.tag-name"] = args.tag
+    if getattr(args, "timestamp_millis", None) is not None:
+        opts["scan.timestamp-millis"] = str(args.timestamp_millis)
     table = open_table(args.table_path, opts)
     rb = table.new_read_builder()
     splits = rb.new_scan().plan().splits()
@@ -431,6 +435,28 @@ def cmd_compute_bucket(args):
     _emit({"buckets": buckets, "hashes": hashes})
 
 
+def cmd_alter(args):
+    """Schema evolution through pypaimon's filesystem catalog (alter_table)."""
+    from pypaimon import CatalogFactory
+    from pypaimon.schema.schema_change import SchemaChange
+    from pypaimon.schema.data_types import AtomicType
+    catalog = CatalogFactory.create({"warehouse": args.warehouse})
+    changes = []
+    for change in json.loads(args.changes):
+        kind = change[0]
+        if kind == "add":
+            changes.append(SchemaChange.add_column(change[1], AtomicType(change[2])))
+        elif kind == "rename":
+            changes.append(SchemaChange.rename_column(change[1], change[2]))
+        elif kind == "drop":
+            changes.append(SchemaChange.drop_column(change[1]))
+        else:
+            raise ValueError("unknown change %r" % (change,))
+    catalog.alter_table(args.identifier, changes)
+    table = catalog.get_table(args.identifier)
+    _emit({"fields": [[f.id, f.name, str(f.type)] for f in table.table_schema.fields]})
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="oracle_cli")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -438,6 +464,8 @@ def main(argv=None):
     r = sub.add_parser("read")
     r.add_argument("--table-path", required=True)
     r.add_argument("--snapshot-id", type=int)
+    r.add_argument("--tag", help="time travel to a tag (scan.tag-name)")
+    r.add_argument("--timestamp-millis", type=int, help="time travel (scan.timestamp-millis)")
     r.add_argument("--native", action="store_true",
                    help="pypaimon with read.native.enabled=true")
     r.add_argument("--rust", action="store_true",
@@ -486,6 +514,13 @@ def main(argv=None):
     cb.add_argument("--bucket-keys", required=True)
     cb.add_argument("--num-buckets", type=int, required=True)
     cb.set_defaults(fn=cmd_compute_bucket)
+
+    al = sub.add_parser("alter")
+    al.add_argument("--warehouse", required=True)
+    al.add_argument("--identifier", required=True)
+    al.add_argument("--changes", required=True,
+                    help='JSON list: [["add", name, "BIGINT"], ["rename", old, new], ["drop", name]]')
+    al.set_defaults(fn=cmd_alter)
 
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)

@@ -1,0 +1,60 @@
+"""One tag per day: ``<day>`` marks the table as of that day's ingestion commit (the latest
+snapshot if that commit was already expired or nothing landed that day)."""
+
+import dagster as dg
+
+from assets.common.days import day_number
+from assets.common.features import CREATE_TAG, has, list_tags
+from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
+from assets.common.tables import TableSpec, ensure_table
+from assets.lifecycle.keys import compacted_key, ingest_user, tagged_key
+from pipelines.partitions import daily_partitions, single_run
+from resources import LakestoreResource
+
+
+def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=tagged_key(spec.name),
+        deps=[compacted_key(spec.name)],
+        partitions_def=daily_partitions,
+        backfill_policy=single_run,
+        group_name=spec.name,
+        kinds={"lakestore"},
+        description=f"Daily tags of {spec.identifier} (time travel: table.to_arrow(tag='YYYY-MM-DD')).",
+    )
+    def tagged(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:
+        watch = Stopwatch()
+        table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
+        if not has(table, CREATE_TAG):
+            status = "skipped: this lakestore build has no Table.create_tag yet"
+            context.log.warning(f"{spec.identifier}: {status}")
+            return dg.MaterializeResult(metadata=materialization_metadata(table, CommitStats(), watch, extra={"status": status}))
+        existing = list_tags(table) or {}
+        created, kept, rows = [], [], []
+        for day in context.partition_keys:
+            if day in existing:
+                kept.append(day)
+                rows.append(f"| {day} | {existing[day]} | existing |")
+                continue
+            snapshot = table.snapshot_manager.find_committed(ingest_user(spec.name), day_number(day), "APPEND", after_id=None) or table.latest_snapshot()
+            if snapshot is None:
+                context.log.info(f"{spec.identifier}: no snapshot yet, no tag for {day}")
+                continue
+            table.create_tag(day, snapshot.id)
+            created.append(day)
+            rows.append(f"| {day} | {snapshot.id} | created |")
+        tags_now = list_tags(table) or {}
+        return dg.MaterializeResult(
+            metadata=materialization_metadata(
+                table, CommitStats(), watch,
+                extra={
+                    "status": "tagged",
+                    "tags_created": dg.MetadataValue.int(len(created)),
+                    "tags_existing": dg.MetadataValue.int(len(kept)),
+                    "tags_total": dg.MetadataValue.int(len(tags_now)),
+                    "tags": dg.MetadataValue.md("| tag | snapshot | |\n|---|---|---|\n" + "\n".join(rows)),
+                },
+            )
+        )
+
+    return tagged

@@ -1,0 +1,314 @@
+"""The ``lakestore`` command line: inspect and maintain the tables of a warehouse.
+
+    lakestore --warehouse /wh databases
+    lakestore -w /wh tables db
+    lakestore -w /wh describe db.orders
+    lakestore -w /wh snapshots db.orders
+    lakestore -w /wh files db.orders [--snapshot N | --tag T]    LSM shape per partition/bucket/level
+    lakestore -w /wh tags db.orders
+    lakestore -w /wh compact db.orders [--full] [--partition dt=2024-01-01]
+    lakestore -w /wh expire db.orders [--retain-min N] [--retain-max N] [--older-than 1h]
+    lakestore -w /wh create-tag db.orders NAME [--snapshot N] [--time-retained 7d]
+    lakestore -w /wh delete-tag db.orders NAME
+    lakestore -w /wh rollback db.orders (--snapshot N | --tag NAME)
+    lakestore -w /wh remove-orphans db.orders [--older-than 1d] [--dry-run]
+
+Human-readable tables by default, ``--json`` for machines (one JSON document on stdout).
+Progress goes to stderr. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from lakestore.catalog import Catalog
+from lakestore.errors import (
+    DatabaseNotFoundError,
+    InvalidIdentifierError,
+    LakestoreError,
+    SnapshotNotFoundError,
+    TableNotFoundError,
+    TagNotFoundError,
+)
+from lakestore.format.binary_row import decode_row
+from lakestore.format.partition_path import partition_path
+from lakestore.meta.file_scan import live_entries
+from lakestore.meta.options import parse_duration_ms
+from lakestore.table import Table
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2, 3
+_NOT_FOUND = (DatabaseNotFoundError, TableNotFoundError, SnapshotNotFoundError, TagNotFoundError)
+
+
+class UsageError(Exception):
+    pass
+
+
+# -- output ------------------------------------------------------------------------------------
+def _render_table(rows: list[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
+    if not rows:
+        return "(none)"
+    cols = list(columns or rows[0].keys())
+    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
+    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths))
+    sep = "  ".join("-" * w for w in widths)
+    body = ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join([line, sep, *body])
+
+
+def _fmt_time(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _progress(args: argparse.Namespace, message: str) -> None:
+    if not args.quiet:
+        print(message, file=sys.stderr, flush=True)
+
+
+# -- commands ----------------------------------------------------------------------------------
+def _table(args: argparse.Namespace) -> Table:
+    return Catalog(args.warehouse).get_table(args.table)
+
+
+def cmd_databases(args: argparse.Namespace) -> Any:
+    return [{"database": d} for d in Catalog(args.warehouse).list_databases()]
+
+
+def cmd_tables(args: argparse.Namespace) -> Any:
+    catalog = Catalog(args.warehouse)
+    databases = [args.database] if args.database else catalog.list_databases()
+    return [{"table": f"{db}.{t}"} for db in databases for t in catalog.list_tables(db)]
+
+
+def cmd_describe(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    schema = table.schema
+    latest = table.latest_snapshot()
+    return {
+        "table": table.identifier,
+        "path": table.path,
+        "schema_id": schema.id,
+        "fields": [
+            {"id": f.id, "name": f.name, "type": f.type.to_paimon(), "comment": f.description}
+            for f in schema.fields
+        ],
+        "partition_keys": list(schema.partition_keys),
+        "primary_keys": list(schema.primary_keys),
+        "options": dict(schema.options),
+        "comment": schema.comment,
+        "latest_snapshot": latest.id if latest else None,
+        "total_records": latest.total_record_count if latest else 0,
+    }
+
+
+def cmd_snapshots(args: argparse.Namespace) -> Any:
+    return [
+        {"id": s.id, "schema_id": s.schema_id, "kind": s.commit_kind, "time": _fmt_time(s.time_millis), "time_millis": s.time_millis,
+         "total_records": s.total_record_count, "delta_records": s.delta_record_count, "commit_user": s.commit_user}
+        for s in _table(args).snapshots()
+    ]
+
+
+def cmd_files(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    snapshot = table._resolve_snapshot(args.snapshot, args.tag)
+    schema = table.schema
+    types = schema.types_of(schema.partition_keys)
+    shape: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for entry in live_entries(table.manifests(), snapshot):
+        values = decode_row(entry.partition, types)
+        part = partition_path(schema.partition_keys, types, values, default_name=table.options.partition_default_name) or "/"
+        row = shape.setdefault((part, entry.bucket, entry.file.level), {"partition": part, "bucket": entry.bucket, "level": entry.file.level, "files": 0, "rows": 0, "bytes": 0})
+        row["files"] += 1
+        row["rows"] += entry.file.row_count
+        row["bytes"] += entry.file.file_size
+    return [shape[k] for k in sorted(shape)]
+
+
+def cmd_tags(args: argparse.Namespace) -> Any:
+    return [
+        {"tag": t.name, "snapshot_id": t.snapshot_id, "records": t.snapshot.total_record_count,
+         "created": t.create_time.strftime("%Y-%m-%d %H:%M:%S") if t.create_time else None,
+         "time_retained_ms": t.time_retained_ms}
+        for t in _table(args).tags()
+    ]
+
+
+def _partitions(specs: Sequence[str] | None) -> list[dict[str, str]] | None:
+    if not specs:
+        return None
+    out = []
+    for spec in specs:
+        part = {}
+        for item in spec.split(","):
+            if "=" not in item:
+                raise UsageError(f"--partition expects k=v[,k2=v2], got {spec!r}")
+            k, v = item.split("=", 1)
+            part[k.strip()] = v
+        out.append(part)
+    return out
+
+
+def cmd_compact(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    if not hasattr(table, "compact"):
+        raise LakestoreError("this lakestore build has no compaction")
+    _progress(args, f"compacting {table.identifier} ({'full' if args.full else 'minor'}) ...")
+    started = time.time()
+    snapshots = table.compact(full=args.full, partitions=_partitions(args.partition))
+    _progress(args, f"done in {time.time() - started:.1f}s")
+    return {"snapshots": [s.id for s in snapshots]}
+
+
+def _duration(text: str) -> int:
+    try:
+        return parse_duration_ms(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def cmd_expire(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    _progress(args, f"expiring snapshots of {table.identifier} ...")
+    result = table.expire_snapshots(
+        num_retained_min=args.retain_min,
+        num_retained_max=args.retain_max,
+        time_retained_ms=_duration(args.older_than) if args.older_than else None,
+    )
+    return {"expired_snapshots": list(result.expired_snapshot_ids), "deleted_data_files": result.deleted_data_files,
+            "deleted_changelog_files": result.deleted_changelog_files, "deleted_manifests": result.deleted_manifest_files,
+            "expired_tags": list(result.expired_tags), "earliest_snapshot": result.earliest_snapshot_id}
+
+
+def cmd_create_tag(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    tag = table.create_tag(args.name, args.snapshot, _duration(args.time_retained) if args.time_retained else None)
+    return {"tag": tag.name, "snapshot_id": tag.snapshot_id}
+
+
+def cmd_delete_tag(args: argparse.Namespace) -> Any:
+    _table(args).delete_tag(args.name)
+    return {"deleted_tag": args.name}
+
+
+def cmd_rollback(args: argparse.Namespace) -> Any:
+    if (args.snapshot is None) == (args.tag is None):
+        raise UsageError("rollback needs exactly one of --snapshot or --tag")
+    table = _table(args)
+    _progress(args, f"rolling {table.identifier} back to {'tag ' + args.tag if args.tag else 'snapshot ' + str(args.snapshot)} ...")
+    snapshot = table.rollback_to(args.snapshot, tag=args.tag)
+    return {"latest_snapshot": snapshot.id}
+
+
+def cmd_remove_orphans(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    older = int(time.time() * 1000) - _duration(args.older_than)
+    _progress(args, f"looking for orphan files in {table.identifier} older than {_fmt_time(older)} ...")
+    result = table.remove_orphan_files(older_than_ms=older, dry_run=args.dry_run)
+    return {"dry_run": result.dry_run, "files": list(result.deleted), "count": len(result.deleted), "bytes": result.bytes}
+
+
+# -- parser ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakestore", description="Inspect and maintain lakestore (Apache Paimon) tables.")
+    parser.add_argument("-w", "--warehouse", default=os.environ.get("LAKESTORE_WAREHOUSE"), help="warehouse path (default: $LAKESTORE_WAREHOUSE)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Any, help_text: str, *, table: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if table:
+            p.add_argument("table", help="database.table")
+        p.set_defaults(func=func)
+        return p
+
+    add("databases", cmd_databases, "list databases", table=False)
+    p = add("tables", cmd_tables, "list tables", table=False)
+    p.add_argument("database", nargs="?")
+    add("describe", cmd_describe, "schema, keys and options of a table")
+    add("snapshots", cmd_snapshots, "retained snapshots")
+    p = add("files", cmd_files, "live files per partition, bucket and level (the LSM shape)")
+    p.add_argument("--snapshot", type=int)
+    p.add_argument("--tag")
+    add("tags", cmd_tags, "tags")
+    p = add("compact", cmd_compact, "compact the table")
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--partition", action="append", help="k=v[,k2=v2]; repeatable")
+    p = add("expire", cmd_expire, "expire snapshots")
+    p.add_argument("--retain-min", type=int)
+    p.add_argument("--retain-max", type=int)
+    p.add_argument("--older-than", help="time-retained, e.g. '1 h', '30 min' (default: the table's option)")
+    p = add("create-tag", cmd_create_tag, "tag a snapshot")
+    p.add_argument("name")
+    p.add_argument("--snapshot", type=int)
+    p.add_argument("--time-retained")
+    p = add("delete-tag", cmd_delete_tag, "delete a tag")
+    p.add_argument("name")
+    p = add("rollback", cmd_rollback, "roll the table back to a snapshot or tag")
+    p.add_argument("--snapshot", type=int)
+    p.add_argument("--tag")
+    p = add("remove-orphans", cmd_remove_orphans, "delete files nothing references")
+    p.add_argument("--older-than", default="1 d", help="only files older than this (default '1 d')")
+    p.add_argument("--dry-run", action="store_true")
+    return parser
+
+
+def _print(args: argparse.Namespace, result: Any) -> None:
+    if args.json:
+        print(json.dumps(result, default=str))
+    elif isinstance(result, list):
+        print(_render_table(result))
+    elif isinstance(result, dict) and "fields" in result:  # describe
+        head = {k: v for k, v in result.items() if k not in ("fields", "options")}
+        print("\n".join(f"{k}: {v}" for k, v in head.items()))
+        print()
+        print(_render_table(result["fields"]))
+        print()
+        print(_render_table([{"option": k, "value": v} for k, v in sorted(result["options"].items())]))
+    elif isinstance(result, dict) and "files" in result and isinstance(result["files"], list):
+        print("\n".join(result["files"]) if result["files"] else "(no orphan files)")
+        print(f"{'would delete' if result['dry_run'] else 'deleted'} {result['count']} files, {result['bytes']} bytes")
+    else:
+        print("\n".join(f"{k}: {v}" for k, v in result.items()))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: 0 for --help, 2 for usage errors
+        return int(exc.code or 0)
+    if not args.warehouse:
+        print("lakestore: error: --warehouse (or $LAKESTORE_WAREHOUSE) is required", file=sys.stderr)
+        return EXIT_USAGE
+    if not os.path.isdir(args.warehouse):
+        print(f"lakestore: warehouse {args.warehouse!r} does not exist", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    try:
+        result = args.func(args)
+    except (UsageError, InvalidIdentifierError) as exc:
+        print(f"lakestore: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except _NOT_FOUND as exc:
+        print(f"lakestore: not found: {exc}", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    except (LakestoreError, ValueError) as exc:
+        print(f"lakestore: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    _print(args, result)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Dagster wiring: partitions, jobs, schedules, sensors and the ``Definitions`` object."""
