@@ -130,7 +130,10 @@ class TableCommit:
             self._hook("before-publish")
             if self.snapshots.try_publish(snapshot):
                 self._hook("after-publish")
-                self.snapshots.write_latest_hint(snapshot.id)
+                try:
+                    self.snapshots.write_latest_hint(snapshot.id)
+                except OSError:
+                    pass  # the snapshot landed; LATEST is only a hint that readers verify
                 self._hook("after-hint")
                 return snapshot
             for name in written.manifests:  # provably not referenced: another snapshot took the id
