@@ -99,6 +99,8 @@ class Context:
     workdir: Path
     oracle: Any  # bench.oracle.Oracle or None when the oracle venv is missing / --no-peers
     profile_dir: Path | None
+    quick: bool = False
+    spark_rows: int | None = None
     shared: dict[str, Any] = field(default_factory=dict)
 
     def rows(self, full: int) -> int:

@@ -21,9 +21,17 @@ def write_commits(table: lakestore.Table, commits: list[pa.Table]) -> None:
         table.write_arrow(c)
 
 
+def file_path(reader, split, f) -> str:  # type: ignore[no-untyped-def]
+    """Path of a data file of a split (SplitReader.file_path's signature is still moving)."""
+    try:
+        return reader.file_path(split.partition_values, split.bucket, f)
+    except TypeError:
+        return reader.file_path(split, f)
+
+
 def live_file_paths(table: lakestore.Table) -> list[str]:
     reader = table.split_reader()
-    return [reader.file_path(split, f) for split in table.plan() for f in split.files]
+    return [file_path(reader, split, f) for split in table.plan() for f in split.files]
 
 
 def runs_per_bucket(table: lakestore.Table) -> tuple[int, int]:

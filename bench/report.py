@@ -123,7 +123,7 @@ def write_markdown(path: Path, results: list[WorkloadResult], *, command: str, s
         "",
         "## Machine",
         "",
-        *_table(("", ""), machine() + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()]),
+        *_table(("", ""), machine() + [("load average at end (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg()))] + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()]),
         "",
         "## Targets",
         "",

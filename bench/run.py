@@ -27,6 +27,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scale", type=float, default=None, help="override the size factor (1.0 = issue sizes)")
     p.add_argument("--reps", type=int, default=None, help="repetitions of lakestore, pyarrow and fast peers")
     p.add_argument("--slow-reps", type=int, default=None, help="repetitions of slow peers (pypaimon pure Python)")
+    p.add_argument("--spark-rows", type=int, default=None, help="rows of workload 7 (default 10M; 100k with --quick)")
     p.add_argument("--no-peers", action="store_true", help="skip pypaimon (oracle venv) peers")
     p.add_argument("--profile", action="store_true", help="also profile lakestore (pyinstrument) into bench/profiles/")
     p.add_argument("--report", type=Path, default=HERE / "REPORT.md")
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lakestore-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     profiles = HERE / "profiles" if args.profile else None
-    ctx = Context(scale=scale, reps=reps, slow_reps=slow_reps, workdir=workdir, oracle=oracle, profile_dir=profiles)
+    ctx = Context(scale=scale, reps=reps, slow_reps=slow_reps, workdir=workdir, oracle=oracle, profile_dir=profiles, quick=args.quick, spark_rows=args.spark_rows)
     command = "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"lakestore bench: scale {scale:g}, {reps} reps ({slow_reps} for slow peers), workdir {workdir}")
     start = time.perf_counter()

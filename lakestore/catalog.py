@@ -15,7 +15,8 @@ from lakestore.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.io.factory import file_io_for
+from lakestore.io.fileio import FileIO
 from lakestore.meta.schema import SchemaManager, new_schema
 from lakestore.meta.schema_change import SchemaChange, apply_changes
 from lakestore.table import Table
@@ -40,9 +41,11 @@ def parse_identifier(identifier: str) -> tuple[str, str]:
 class Catalog:
     """``Catalog("/path/to/warehouse")``: databases are ``<name>.db`` folders holding tables."""
 
-    def __init__(self, warehouse: str, *, file_io: FileIO | None = None) -> None:
+    def __init__(self, warehouse: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> None:
+        # options: catalog options (S3 endpoint/credentials, lock.enabled, ...), see lakestore.io.factory
         self.warehouse = str(warehouse).rstrip("/")
-        self.file_io = file_io or LocalFileIO()
+        self.options = dict(options or {})
+        self.file_io = file_io or file_io_for(self.warehouse, self.options)
         self.file_io.mkdirs(self.warehouse)
 
     # -- databases ----------------------------------------------------------------------------

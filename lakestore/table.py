@@ -11,11 +11,19 @@ import pyarrow as pa
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError
-from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.io.factory import file_io_for
+from lakestore.io.fileio import FileIO
+from lakestore.lifecycle import after_commit
+from lakestore.lifecycle.expire import expire_snapshots
+from lakestore.lifecycle.orphans import remove_orphan_files
+from lakestore.lifecycle.rollback import rollback_to
+from lakestore.lifecycle.tags import TagManager
+from lakestore.lifecycle.time_travel import resolve
+from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.manifest import ManifestStore
+from lakestore.meta.options import parse_duration_ms
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
-from lakestore.meta.consumer import ConsumerManager
 from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
@@ -33,7 +41,7 @@ class Table:
 
     def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None) -> None:
         self.path = path.rstrip("/")
-        self.file_io = file_io or LocalFileIO()
+        self.file_io = file_io or file_io_for(self.path)
         self.identifier = identifier or self.path.rsplit("/", 1)[-1]
         self.schema_manager = SchemaManager(self.file_io, self.path)
         schema = self.schema_manager.latest()
@@ -46,8 +54,9 @@ class Table:
         self.snapshot_manager = SnapshotManager(self.file_io, self.path)
 
     @classmethod
-    def from_path(cls, path: str, *, file_io: FileIO | None = None) -> Table:
-        return cls(path, file_io=file_io)
+    def from_path(cls, path: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> Table:
+        """``options``: catalog options (S3 endpoint/credentials, lock) when no ``file_io`` is given."""
+        return cls(path, file_io=file_io or file_io_for(path, options))
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r}, path={self.path!r})"
@@ -95,7 +104,10 @@ class Table:
         ``full=True`` merges every bucket into its last level; otherwise the universal picker
         decides per bucket. Returns the snapshots created (empty if nothing needed compacting).
         """
-        return compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
+        snapshots = compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
+        if snapshots:
+            self._after_commit()
+        return snapshots
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
         return TableCommit(self.file_io, self.path, self.schema, commit_user=commit_user, hook=hook)
@@ -138,8 +150,6 @@ class Table:
 
     # -- reading ------------------------------------------------------------------------------
     def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None) -> Snapshot | None:
-        from lakestore.lifecycle.time_travel import resolve  # noqa: PLC0415 - lifecycle imports table types
-
         return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
     def plan(self, *, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> list[Split]:  # noqa: A002
@@ -219,34 +229,24 @@ class Table:
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
     def _after_commit(self) -> None:
-        from lakestore.lifecycle import after_commit  # noqa: PLC0415
-
         after_commit(self)
 
     def expire_snapshots(self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None) -> Any:
         """Expire old snapshots and delete the files only they referenced (``ExpireResult``).
         None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``."""
-        from lakestore.lifecycle.expire import expire_snapshots  # noqa: PLC0415
-
         return expire_snapshots(self, num_retained_min=num_retained_min, num_retained_max=num_retained_max, time_retained_ms=time_retained_ms)
 
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> Any:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``
         (epoch millis; default: one day ago). Returns an ``OrphanResult``."""
-        from lakestore.lifecycle.orphans import remove_orphan_files  # noqa: PLC0415
-
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
     def _tags(self) -> Any:
-        from lakestore.lifecycle.tags import TagManager  # noqa: PLC0415
-
         return TagManager(self)
 
     def create_tag(self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None) -> Any:
         """Tag a snapshot (default: the latest). ``time_retained``: millis or a duration such as
         ``"7 d"``; the tag expires that long after its creation."""
-        from lakestore.meta.options import parse_duration_ms  # noqa: PLC0415
-
         retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
         return self._tags().create(name, snapshot_id, time_retained_ms=retained)
 
@@ -263,6 +263,4 @@ class Table:
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
         """Make a snapshot (or a tag's snapshot, even an expired one) the latest again; newer
         snapshots, their tags and the files only they referenced are deleted."""
-        from lakestore.lifecycle.rollback import rollback_to  # noqa: PLC0415
-
         return rollback_to(self, snapshot_id=snapshot_id, tag=tag)

@@ -58,4 +58,5 @@ def day_change(table: lakestore.Table, landing_root: str, day: str, keys: list[s
 def _semi(rows: pa.Table, keys_table: pa.Table, keys: list[str]) -> pa.Table:
     if rows.num_rows == 0 or keys_table.num_rows == 0:
         return rows.schema.empty_table()
-    return rows.join(keys_table.cast(pa.schema([rows.schema.field(k) for k in keys])), keys=keys, join_type="left semi")
+    joined = rows.join(keys_table.cast(pa.schema([rows.schema.field(k) for k in keys])), keys=keys, join_type="left semi")
+    return joined.select(rows.schema.names).cast(rows.schema)  # joins drop NOT NULL; keep one schema

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import lakestore
 from bench import data
 from bench.common import LAKESTORE, PYARROW, Context, WorkloadResult, profile_to, repeat
-from bench.lakeside import create_table, full_compactor, live_file_paths, runs_per_bucket, write_commits
+from bench.lakeside import create_table, file_path, full_compactor, live_file_paths, runs_per_bucket, write_commits
 
 NUMBER = 4
 TITLE = "Full compaction of 1M rows in 5 runs per bucket"
@@ -63,7 +63,7 @@ def run(ctx: Context) -> WorkloadResult:
 
 def _files_by_bucket(table: lakestore.Table) -> list[list[str]]:
     reader = table.split_reader()
-    return [[reader.file_path(s, f) for f in s.files] for s in table.plan()]
+    return [[file_path(reader, s, f) for f in s.files] for s in table.plan()]
 
 
 def _pyarrow_compaction(groups: list[list[str]], out_dir: Path) -> None:

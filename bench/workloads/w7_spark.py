@@ -23,7 +23,8 @@ def run(ctx: Context) -> WorkloadResult:
     if importlib.util.find_spec("lakestore.spark") is None or importlib.util.find_spec("pyspark") is None:
         res.skipped = "lakestore.spark (or pyspark) is not available"
         return res
-    rows = ctx.rows(10_000_000)
+    # Spark on 2 shared cores is slow to start and to shuffle: the smoke test keeps it small.
+    rows = ctx.spark_rows or (100_000 if ctx.quick else ctx.rows(10_000_000))
     folder = ctx.scratch("w7-input")
     full, half = f"{rows / 1e6:g}M rows", f"{rows / 2e6:g}M rows"
     reps = max(1, ctx.slow_reps - 1)

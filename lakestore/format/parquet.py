@@ -27,7 +27,7 @@ def write_parquet(file_io: FileIO, path: str, table: pa.Table, *, compression: s
 
 def read_parquet(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:
     try:
-        return pq.read_table(path, columns=list(columns) if columns is not None else None, filesystem=file_io.arrow_filesystem(), use_threads=False)
+        return pq.read_table(file_io.arrow_path(path), columns=list(columns) if columns is not None else None, filesystem=file_io.arrow_filesystem(), use_threads=False)
     except FileNotFoundError:
         raise
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:

@@ -157,6 +157,9 @@ class FaultyFileIO(FileIO):
     def arrow_filesystem(self) -> pafs.FileSystem:
         return self._arrow_fs
 
+    def arrow_path(self, path: str) -> str:
+        return self.inner.arrow_path(path)
+
     @contextmanager
     def open_output(self, path: str) -> Iterator[pa.NativeFile]:
         when = self._decide("open_output", path)

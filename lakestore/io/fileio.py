@@ -78,6 +78,10 @@ class FileIO(ABC):
     def list_names(self, path: str) -> list[str]:
         return [os.path.basename(s.path) for s in self.list_status(path)]
 
+    def arrow_path(self, path: str) -> str:
+        """``path`` as ``arrow_filesystem()`` names it (object stores drop the URI scheme)."""
+        return path
+
 
 class LocalFileIO(FileIO):
     def __init__(self) -> None:

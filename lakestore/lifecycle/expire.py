@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakestore.errors import OptionError
-from lakestore.lifecycle.files import TableFiles, chain_references, consumer_min_next_snapshot, delete_files, retained_references
-from lakestore.lifecycle.tags import TagManager
+from lakestore.lifecycle.files import TableFiles, chain_references, consumer_min_next_snapshot, delete_files
+from lakestore.lifecycle.tags import TagManager, retained_references
 
 if TYPE_CHECKING:
     from lakestore.table import Table

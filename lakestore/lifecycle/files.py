@@ -178,22 +178,6 @@ def chain_references(files: TableFiles, snapshots: Iterable[Snapshot], *, tolera
     return refs
 
 
-def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()) -> References:
-    """Everything the table still needs: its snapshots (minus ``exclude_ids``), its tags, plus
-    ``extra`` snapshots. Never tolerant: a retained snapshot with missing metadata is corrupt."""
-    from lakestore.lifecycle.tags import TagManager  # noqa: PLC0415 - tags imports this module
-
-    excluded = set(exclude_ids)
-    manager = table.snapshot_manager
-    snapshots = [manager.get(i) for i in manager.list_ids() if i not in excluded]
-    refs = chain_references(files, snapshots)
-    for tag in TagManager(table).tags():
-        refs.update(chain_references(files, [tag.snapshot]))
-    for snapshot in extra:
-        refs.update(chain_references(files, [snapshot]))
-    return refs
-
-
 def delete_files(table: Table, files: TableFiles, candidates: References, keep: References) -> References:
     """Delete candidates that ``keep`` does not hold, in Paimon's order: data, changelog,
     manifests (the snapshot files and hints are the caller's). Returns what was deleted."""

@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakestore.lifecycle.files import TableFiles, retained_references
+from lakestore.lifecycle.files import TableFiles
+from lakestore.lifecycle.tags import retained_references
 
 if TYPE_CHECKING:
     from lakestore.table import Table

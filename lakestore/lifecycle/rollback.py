@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakestore.errors import SnapshotNotFoundError
-from lakestore.lifecycle.files import TableFiles, chain_references, delete_files, retained_references
-from lakestore.lifecycle.tags import TagManager
+from lakestore.lifecycle.files import TableFiles, chain_references, delete_files
+from lakestore.lifecycle.tags import TagManager, retained_references
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:

@@ -12,11 +12,12 @@ import datetime as dt
 import json
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
-from lakestore.lifecycle.files import TableFiles, chain_references, delete_files, retained_references
+from lakestore.lifecycle.files import References, TableFiles, chain_references, delete_files
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -216,3 +217,17 @@ def _is_auto_name(name: str, period: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()) -> References:
+    """Everything the table still needs: its snapshots (minus ``exclude_ids``), its tags, plus
+    ``extra`` snapshots. Never tolerant: a retained snapshot with missing metadata is corrupt."""
+    excluded = set(exclude_ids)
+    manager = table.snapshot_manager
+    snapshots = [manager.get(i) for i in manager.list_ids() if i not in excluded]
+    refs = chain_references(files, snapshots)
+    for tag in TagManager(table).tags():
+        refs.update(chain_references(files, [tag.snapshot]))
+    for snapshot in extra:
+        refs.update(chain_references(files, [snapshot]))
+    return refs

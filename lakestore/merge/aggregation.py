@@ -76,6 +76,8 @@ class AggregationEngine(MergeEngine):
         return pa.Table.from_arrays(columns, schema=rows.schema)
 
     def _aggregate(self, name: str, function: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray) -> pa.Array:
+        if function == "product" and retract.any() and pa.types.is_integer(column.type) and not self.ignore_retract.get(name, False):
+            return self._integer_product_with_retract(name, column, groups, ids, retract)
         if retract.any():
             if self.ignore_retract.get(name, False) or function not in _RETRACTABLE:
                 column = pc.if_else(pa.array(retract), pa.nulls(len(column), column.type), column)
@@ -104,3 +106,24 @@ class AggregationEngine(MergeEngine):
         position = np.full(groups.count, -1, dtype=np.int64)
         position[np.asarray(result.column("g"))] = np.arange(result.num_rows)
         return take_or_null(values, position)
+
+    def _integer_product_with_retract(self, name: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray) -> pa.Array:
+        """Product of the inserted values divided by the product of the retracted ones, in
+        float64 then rounded back to the integer type. The result must be an integer: a merged
+        row cannot store a fraction, and (unlike Paimon, whose integer division or lone
+        retraction silently give a value that later merges get wrong) lakestore refuses such a
+        write with a typed error. A retraction therefore has to meet its insert in one merge."""
+        floats = column.cast(pa.float64())
+        inverted = pc.if_else(pa.array(retract), pc.divide(pa.scalar(1.0), floats), floats)
+        merged = self._aggregate(name, "product", inverted, groups, ids, np.zeros(len(retract), dtype=bool))
+        values = np.asarray(merged.to_numpy(zero_copy_only=False), dtype=np.float64)
+        rounded = np.rint(values)
+        valid = ~np.isnan(values)
+        inexact = valid & (np.abs(values - rounded) > 1e-9 * np.maximum(1.0, np.abs(values)))
+        if inexact.any():
+            raise MergeEngineError(
+                f"product of integer column {name!r}: a -U/-D retracts a value that is not merged with it "
+                f"(the result {float(values[inexact][0])!r} is not an integer); write the retraction together with its insert, "
+                f"use a DOUBLE/DECIMAL column or set 'fields.{name}.ignore-retract' = 'true'"
+            )
+        return pa.array(np.where(valid, rounded, 0).astype(np.int64), mask=~valid).cast(column.type)

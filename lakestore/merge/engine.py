@@ -140,6 +140,10 @@ def first_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.
 def take_or_null(column: pa.ChunkedArray | pa.Array, index: np.ndarray) -> pa.Array:
     """column[index] with -1 meaning null."""
     mask = index < 0
+    if mask.all():
+        # Nothing to take (e.g. an aggregate over groups that hold only nulls: the grouped
+        # result is empty, so even index 0 would be out of bounds).
+        return pa.nulls(len(index), column.type)
     taken = column.take(pa.array(np.where(mask, 0, index)))
     if isinstance(taken, pa.ChunkedArray):
         taken = taken.combine_chunks()

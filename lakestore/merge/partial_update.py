@@ -39,19 +39,26 @@ class PartialUpdateEngine(MergeEngine):
         return rows
 
     def _group_winner(self, rows: pa.Table, groups: Groups, seq_field: str) -> np.ndarray:
-        """Per key group, the row whose ``seq_field`` is greatest (nulls lowest, ties: newest)."""
+        """Per key group, the row whose ``seq_field`` is greatest (ties: newest), or -1 when every
+        row of the group has a null ``seq_field``: as in Paimon, a row with a null group sequence
+        never updates its group, so such a group stays null."""
         n = rows.num_rows
-        # Dense rank orders any comparable type; nulls rank lowest.
-        ranks = np.asarray(pc.rank(rows.column(seq_field), sort_keys="ascending", null_placement="at_start", tiebreaker="dense"))
+        column = rows.column(seq_field)
+        # Dense rank orders any comparable type; nulls are forced lowest (rank -1).
+        ranks = np.asarray(pc.rank(column, sort_keys="ascending", tiebreaker="dense"), dtype=np.int64)
+        null = np.asarray(pc.is_null(column), dtype=bool)
+        ranks = np.where(null, -1, ranks)
         order = np.lexsort((np.arange(n), ranks, groups.ids()))
         # After sorting by (group, rank, position) the winner is the last row of each group.
-        return order[groups.lasts]
+        winners = order[groups.lasts]
+        return np.where(null[winners], -1, winners)
 
     def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
-        if rows.num_rows <= 1:
+        if rows.num_rows == 0:
             return rows
         groups = Groups.of(rows, key_columns)
-        if groups.count == rows.num_rows:
+        # A lone row is already merged, unless a sequence group must be nulled (null sequence).
+        if groups.count == rows.num_rows and not self.sequence_groups:
             return rows
         winners = {s: self._group_winner(rows, groups, s) for s in self.sequence_groups}
         columns = []

@@ -96,30 +96,70 @@ class TableSchema:
 
     @classmethod
     def from_json(cls, text: str | bytes, *, source: str) -> TableSchema:
+        # Paimon writes every value with one JSON type; anything else is damage, refused here by
+        # name rather than coerced (str(None) would become a column or option called 'None').
         try:
             doc = json.loads(text)
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
             fields = tuple(
-                DataField(int(f["id"]), str(f["name"]), parse_type(f["type"]), f.get("description"))
-                for f in doc["fields"]
+                DataField(_json_int(f, "id"), _json_str(f, "name"), parse_type(f["type"]), _json_opt_str(f, "description"))
+                for f in _json_list(doc, "fields")
             )
             options = doc["options"]
-            if not isinstance(options, dict):
-                raise ValueError("options is not an object")
+            if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
+                raise ValueError("options is not an object of strings")
+            names = [f.name for f in fields]
+            ids = [f.id for f in fields]
+            if len(set(names)) != len(names) or len(set(ids)) != len(ids):
+                raise ValueError("duplicate field names or ids")
+            keys = {}
+            for attr, wire in (("partition_keys", "partitionKeys"), ("primary_keys", "primaryKeys")):
+                keys[attr] = tuple(_json_str({"key": k}, "key") for k in _json_list(doc, wire))
+                unknown = [k for k in keys[attr] if k not in names]
+                if unknown:
+                    raise ValueError(f"{wire} {unknown} are not fields")
+            highest = _json_int(doc, "highestFieldId")
+            if ids and highest < max(ids):
+                raise ValueError(f"highestFieldId {highest} < a field id")
+            time_millis = doc.get("timeMillis")
             schema = cls(
-                id=int(doc["id"]),
+                id=_json_int(doc, "id"),
                 fields=fields,
-                highest_field_id=int(doc["highestFieldId"]),
-                partition_keys=tuple(str(k) for k in doc["partitionKeys"]),
-                primary_keys=tuple(str(k) for k in doc["primaryKeys"]),
-                options={str(k): str(v) for k, v in options.items()},
-                comment=doc.get("comment"),
-                time_millis=int(doc.get("timeMillis") or 0),
+                highest_field_id=highest,
+                options=dict(options),
+                comment=_json_opt_str(doc, "comment"),
+                time_millis=time_millis if isinstance(time_millis, int) and not isinstance(time_millis, bool) else 0,
+                **keys,
             )
-        except (ValueError, KeyError, TypeError, LakestoreError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, LakestoreError) as exc:
             raise CorruptMetadataError(source, f"invalid schema JSON: {exc!r}") from exc
         return schema
+
+
+def _json_int(doc: dict[str, Any], key: str) -> int:
+    value = doc[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{key!r} is not an integer: {value!r}")
+    return value
+
+
+def _json_str(doc: dict[str, Any], key: str) -> str:
+    value = doc[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} is not a string: {value!r}")
+    return value
+
+
+def _json_opt_str(doc: dict[str, Any], key: str) -> str | None:
+    return _json_str(doc, key) if doc.get(key) is not None else None
+
+
+def _json_list(doc: dict[str, Any], key: str) -> list[Any]:
+    value = doc[key]
+    if not isinstance(value, list):
+        raise ValueError(f"{key!r} is not a list")
+    return value
 
 
 def new_schema(
@@ -221,7 +261,10 @@ class SchemaManager:
             cached = TableSchema.from_json(text, source=path)
             # Options written by another engine: unknown keys are tolerated, but a Paimon option
             # lakestore cannot honour (e.g. deletion vectors) must fail rather than be ignored.
-            opts.validate(cached.options, strict=False)
+            try:
+                opts.validate(cached.options, strict=False)
+            except OptionError as exc:
+                raise OptionError(f"{exc} (in {path})") from exc
             self._cache[schema_id] = cached
         return cached
 

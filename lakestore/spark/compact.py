@@ -1,7 +1,8 @@
 """Distributed compaction: one Spark task per (partition, bucket), one COMPACT commit on the driver.
 
-Each task calls ``lakestore.compact.compact_bucket`` (the same per-bucket routine
-``Table.compact`` uses), so Spark and local compaction produce the same files.
+The driver selects buckets with ``lakestore.compact.select_buckets`` and each task calls
+``lakestore.compact.compact_bucket`` on the same pinned snapshot: the routines ``Table.compact``
+uses, so Spark and local compaction produce the same files.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from lakestore.compact import compact_bucket, select_buckets
 from lakestore.errors import PartitionValueError
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.spark.write import _MESSAGE_SCHEMA, MESSAGE_COLUMN, _commit, collect_messages
@@ -34,16 +36,15 @@ def _partition_filter(table: Table, partitions: Partitions) -> list[dict[str, An
     return [dict(s) for s in specs]
 
 
-def _compact_tasks(path: str, targets: list[tuple[bytes, int]], full: bool) -> Any:
+def _compact_tasks(path: str, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from lakestore.compact import compact_bucket  # noqa: PLC0415 - resolved on the executor
-
         table = Table.from_path(path)
+        snapshot = table.snapshot(snapshot_id)
         for batch in batches:
             payload = []
             for index in batch.column(0).to_pylist():
                 partition, bucket = targets[index]
-                message = compact_bucket(table, partition, bucket, full=full)
+                message = compact_bucket(table, partition, bucket, full=full, snapshot=snapshot)
                 if message is not None and not message.is_empty:
                     payload.append(message.to_bytes())
             if payload:
@@ -58,19 +59,15 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     ``partitions`` limits the work to partitions matching one of the given dicts
     (``{"dt": "2024-01-01"}``); ``full=True`` rewrites every bucket into one sorted run.
     """
-    from lakestore.compact import compact_bucket  # noqa: F401, PLC0415 - fail on the driver if missing
-
-    wanted = _partition_filter(table, partitions)
-    targets: list[tuple[bytes, int]] = []
-    for split in table.plan():
-        values = dict(zip(table.partition_keys, split.partition_values))
-        if wanted is None or any(all(values.get(k) == v for k, v in spec.items()) for spec in wanted):
-            targets.append((split.partition, split.bucket))
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return []
+    targets = select_buckets(table, snapshot, _partition_filter(table, partitions))
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))
-    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, targets, full), _MESSAGE_SCHEMA))
+    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, snapshot.id, targets, full), _MESSAGE_SCHEMA))
     if not messages:
         return []
-    user = str(uuid.uuid4())
+    user = f"compact-{uuid.uuid4()}"
     return _commit(table, messages, commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, kind="COMPACT", overwrite=None)

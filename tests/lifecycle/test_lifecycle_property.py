@@ -41,7 +41,7 @@ def _referenced(table: lakestore.Table, snapshots) -> tuple[set[str], set[str]]:
 
     for snap in snapshots:
         for split in ScanPlanner(table.schema, store).plan(snap):
-            data.update(os.path.normpath(reader.file_path(split, f)) for f in split.files)
+            data.update(os.path.normpath(reader.file_path(split.partition_values, split.bucket, f)) for f in split.files)
         for name in (snap.base_manifest_list, snap.delta_manifest_list):
             manifests.add(name)
             manifests.update(m.file_name for m in store.read_list(name))
@@ -64,7 +64,7 @@ def _on_disk(table: lakestore.Table) -> tuple[set[str], set[str]]:
 def _check(table: lakestore.Table, expected: dict[int, list], tags: dict[str, int]) -> None:
     ids = table.snapshot_manager.list_ids()
     assert set(ids) <= set(expected)
-    assert ids == list(range(ids[0], ids[-1] + 1)) if ids else True
+    assert not ids or ids == list(range(ids[0], ids[-1] + 1))
     for sid in ids:
         assert rows(table.to_arrow(snapshot_id=sid)) == expected[sid], f"snapshot {sid}"
     assert {t.name: t.snapshot_id for t in table.tags()} == tags
@@ -72,7 +72,7 @@ def _check(table: lakestore.Table, expected: dict[int, list], tags: dict[str, in
         assert rows(table.to_arrow(tag=name)) == expected[sid], f"tag {name}"
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_random_lifecycle(sequence):
     tmp = tempfile.mkdtemp(prefix="lifecycle-")
@@ -90,14 +90,22 @@ def _run(tmp: str, sequence) -> None:
     expected: dict[int, list] = {}
     tags: dict[str, int] = {}
     counter = 0
+    model: dict[tuple[str, int], float] = {}  # what the latest snapshot must hold
     for op in sequence:
         kind = op[0]
         if kind in ("write", "overwrite"):
             counter += 1
             ids = sorted(op[2])
             data = pa.table({"dt": [op[1]] * len(ids), "id": ids, "v": [float(counter)] * len(ids)}, schema=SCHEMA)
-            snap = table.write_arrow(data, overwrite={"dt": op[1]} if kind == "overwrite" else None)
-            expected[snap.id] = rows(table.to_arrow())
+            before = table.snapshot_manager.latest_id() or 0
+            table.write_arrow(data, overwrite={"dt": op[1]} if kind == "overwrite" else None)
+            if kind == "overwrite":
+                model = {k: v for k, v in model.items() if k[0] != op[1]}
+            model.update({(op[1], i): float(counter) for i in ids})
+            # a write may also commit a COMPACT snapshot (compaction trigger): record each one
+            for sid in range(before + 1, table.snapshot_manager.latest_id() + 1):
+                expected[sid] = rows(table.to_arrow(snapshot_id=sid))
+            assert expected[table.snapshot_manager.latest_id()] == sorted((d, i, v) for (d, i), v in model.items())
         elif kind == "compact":
             before = rows(table.to_arrow())
             for snap in table.compact(full=op[1]):
@@ -126,7 +134,7 @@ def _run(tmp: str, sequence) -> None:
             else:  # nothing is old enough: only num-retained.max removes snapshots
                 expire_snapshots(table, num_retained_min=retain_min, num_retained_max=retain_max, time_retained_ms=10**12)
                 keep = retain_max if retain_max is not None else len(ids)
-            assert table.snapshot_manager.list_ids() == ids[-keep:] if ids else []
+            assert table.snapshot_manager.list_ids() == (ids[-keep:] if ids else [])
         elif kind == "rollback":
             _, to_tag, pick = op
             if to_tag and tags:
@@ -140,6 +148,7 @@ def _run(tmp: str, sequence) -> None:
                 target = ids[pick % len(ids)]
                 table.rollback_to(target)
             assert table.latest_snapshot().id == target
+            model = {(d, i): v for d, i, v in expected[target]}
             tags = {n: s for n, s in tags.items() if s <= target}
             expected = {s: r for s, r in expected.items() if s <= target}
         elif kind == "orphans":

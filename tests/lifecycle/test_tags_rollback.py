@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from lakestore.errors import SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
+from lakestore.lifecycle import auto_create_tags, expire_snapshots
+from tests.lifecycle.conftest import SCHEMA, batch, rows
+
+FUTURE = 4_102_444_800_000
+
+
+def _table(catalog, name="db.t", **options):
+    return catalog.create_table(name, schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "1", "write-only": "true", **options})
+
+
+def test_tag_file_format_and_management(catalog):
+    t = _table(catalog)
+    snap = t.write_arrow(batch("a", [1], 1.0))
+    t.create_tag("v1", time_retained="1 h")
+    doc = json.load(open(f"{t.path}/tag/tag-v1"))
+    assert doc["id"] == snap.id and doc["baseManifestList"] == snap.base_manifest_list
+    assert doc["tagTimeRetained"] == 3600.0
+    assert isinstance(doc["tagCreateTime"], list) and len(doc["tagCreateTime"]) >= 5
+    with pytest.raises(TagAlreadyExistsError):
+        t.create_tag("v1")
+    with pytest.raises(ValueError):
+        t.create_tag("123")
+    with pytest.raises(SnapshotNotFoundError):
+        t.create_tag("nope", 42)
+    t.rename_tag("v1", "release")
+    assert [(x.name, x.snapshot_id, x.time_retained_ms) for x in t.tags()] == [("release", 1, 3_600_000)]
+    with pytest.raises(TagNotFoundError):
+        t.to_arrow(tag="v1")
+    t.delete_tag("release")
+    assert t.tags() == []
+    assert rows(t.to_arrow()) == [("a", 1, 1.0)]  # snapshot 1 still exists: files untouched
+
+
+def test_expired_tags_are_removed_by_expire(catalog):
+    t = _table(catalog)
+    t.write_arrow(batch("a", [1], 1.0))
+    t.create_tag("short", time_retained=1)
+    t.create_tag("forever")
+    time.sleep(0.01)
+    r = t.expire_snapshots()
+    assert r.expired_tags == ("short",)
+    assert [x.name for x in t.tags()] == ["forever"]
+
+
+def test_time_travel_by_timestamp(catalog):
+    t = _table(catalog)
+    s1 = t.write_arrow(batch("a", [1], 1.0))
+    time.sleep(0.01)
+    s2 = t.write_arrow(batch("a", [2], 2.0))
+    assert rows(t.to_arrow(timestamp_ms=s1.time_millis)) == [("a", 1, 1.0)]
+    assert rows(t.to_arrow(timestamp_ms=s2.time_millis + 5)) == [("a", 1, 1.0), ("a", 2, 2.0)]
+    with pytest.raises(SnapshotNotFoundError):
+        t.to_arrow(timestamp_ms=s1.time_millis - 1)
+    with pytest.raises(ValueError):
+        t.to_arrow(tag="x", snapshot_id=1)
+
+
+def test_rollback_to_snapshot_removes_later_snapshots_tags_and_files(catalog):
+    t = _table(catalog)
+    t.write_arrow(batch("a", range(3), 1.0))
+    files_1 = {n for _, _, ns in os.walk(t.path) for n in ns if n.startswith("data-")}
+    t.write_arrow(batch("a", range(3), 2.0), overwrite=True)
+    t.write_arrow(batch("b", [1], 3.0))
+    t.create_tag("late", 3)
+    t.rollback_to(1)
+    assert t.snapshot_manager.list_ids() == [1]
+    assert t.tags() == []
+    assert {n for _, _, ns in os.walk(t.path) for n in ns if n.startswith("data-")} == files_1
+    assert rows(t.to_arrow()) == [("a", i, 1.0) for i in range(3)]
+    t.write_arrow(batch("c", [1], 4.0))
+    assert t.latest_snapshot().id == 2
+    assert rows(t.to_arrow()) == [("a", i, 1.0) for i in range(3)] + [("c", 1, 4.0)]
+    with pytest.raises(SnapshotNotFoundError):
+        t.rollback_to(9)
+
+
+def test_rollback_to_tag_of_expired_snapshot(catalog):
+    t = _table(catalog)
+    t.write_arrow(batch("a", range(3), 1.0))
+    t.create_tag("v1")
+    for v in (2.0, 3.0, 4.0):
+        t.write_arrow(batch("a", range(3), v), overwrite=True)
+    expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    assert t.snapshot_manager.list_ids() == [4]
+    t.rollback_to(tag="v1")
+    assert t.snapshot_manager.list_ids() == [1]
+    assert t.snapshot_manager.earliest_id() == 1
+    assert rows(t.to_arrow()) == [("a", i, 1.0) for i in range(3)]
+    assert t.remove_orphan_files(older_than_ms=FUTURE).deleted == ()
+    data = [n for _, _, ns in os.walk(t.path) for n in ns if n.startswith("data-")]
+    assert len(data) == 1
+
+
+def test_automatic_daily_tags(catalog):
+    t = _table(catalog, **{"tag.automatic-creation": "process-time", "tag.creation-period": "daily", "tag.num-retained-max": "2"})
+    t.write_arrow(batch("a", [1], 1.0))  # commit hook: tags yesterday's period
+    assert len(t.tags()) == 1
+    day = 86_400_000
+    base = int(time.time() * 1000)
+    created = []
+    for d in range(1, 4):
+        t.write_arrow(batch("a", [d + 1], 1.0))
+        created += auto_create_tags(t, now_ms=base + d * day)
+    assert len(created) == 3
+    names = [x.name for x in t.tags()]
+    assert len(names) == 2 and sorted(names) == sorted(created[-2:])
+    assert [x.snapshot_id for x in t.tags()] == [3, 4]
+
+
+def test_options_of_lifecycle_are_validated(catalog):
+    from lakestore.errors import OptionError
+
+    with pytest.raises(OptionError):
+        _table(catalog, "db.bad", **{"tag.automatic-creation": "sometimes"})
+    with pytest.raises(OptionError):
+        _table(catalog, "db.bad2", **{"tag.num-retained-max": "0"})

@@ -1,0 +1,101 @@
+"""The ``lakestore`` console script: outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore.cli import main
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
+
+
+@pytest.fixture
+def warehouse(tmp_path):
+    wh = str(tmp_path / "wh")
+    c = lakestore.Catalog(wh)
+    c.create_database("db")
+    t = c.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-only": "true"})
+    t.write_arrow(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": [1.0, 2.0, 3.0]}, schema=SCHEMA))
+    t.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": [9.0]}, schema=SCHEMA))
+    return wh
+
+
+def run_json(capsys, *argv):
+    code = main(["-q", "--json", *argv])
+    out = capsys.readouterr().out
+    return code, (json.loads(out) if out.strip() else None)
+
+
+def test_listing_and_describe(warehouse, capsys):
+    assert run_json(capsys, "-w", warehouse, "databases") == (0, [{"database": "db"}])
+    assert run_json(capsys, "-w", warehouse, "tables") == (0, [{"table": "db.t"}])
+    code, desc = run_json(capsys, "-w", warehouse, "describe", "db.t")
+    assert code == 0 and [f["name"] for f in desc["fields"]] == ["dt", "id", "v"] and desc["primary_keys"] == ["dt", "id"]
+    code, snaps = run_json(capsys, "-w", warehouse, "snapshots", "db.t")
+    assert [s["id"] for s in snaps] == [1, 2] and snaps[-1]["total_records"] == 4
+
+
+def test_files_shows_lsm_shape(warehouse, capsys):
+    code, shape = run_json(capsys, "-w", warehouse, "files", "db.t")
+    assert code == 0
+    assert sum(r["rows"] for r in shape) == 4
+    assert {r["partition"] for r in shape} == {"dt=a", "dt=b"} and {r["level"] for r in shape} == {0}
+    # partition a: two commits (rows 1,2 then 1 again) -> at least two level-0 files, three rows
+    assert sum(r["files"] for r in shape if r["partition"] == "dt=a") >= 2
+    assert sum(r["rows"] for r in shape if r["partition"] == "dt=a") == 3
+
+
+def test_tag_expire_rollback_orphans(warehouse, capsys):
+    assert run_json(capsys, "-w", warehouse, "create-tag", "db.t", "v1", "--snapshot", "1") == (0, {"tag": "v1", "snapshot_id": 1})
+    code, tags = run_json(capsys, "-w", warehouse, "tags", "db.t")
+    assert [t["tag"] for t in tags] == ["v1"]
+    code, result = run_json(capsys, "-w", warehouse, "expire", "db.t", "--retain-min", "1", "--older-than", "0 ms")
+    assert code == 0 and result["expired_snapshots"] in ([1], [])  # [] when both landed in this millisecond
+    assert run_json(capsys, "-w", warehouse, "rollback", "db.t", "--tag", "v1") == (0, {"latest_snapshot": 1})
+    table = lakestore.Catalog(warehouse).get_table("db.t")
+    assert sorted(table.to_arrow().column("v").to_pylist()) == [1.0, 2.0, 3.0]
+    code, orphans = run_json(capsys, "-w", warehouse, "remove-orphans", "db.t", "--older-than", "0 ms", "--dry-run")
+    assert code == 0 and orphans["count"] == 0
+    assert run_json(capsys, "-w", warehouse, "delete-tag", "db.t", "v1")[0] == 0
+
+
+def test_compact(warehouse, capsys):
+    code, result = run_json(capsys, "-w", warehouse, "compact", "db.t", "--full")
+    assert code == 0 and len(result["snapshots"]) == 1
+    code, shape = run_json(capsys, "-w", warehouse, "files", "db.t")
+    assert {r["level"] for r in shape} != {0}
+
+
+def test_exit_codes(warehouse, tmp_path, capsys):
+    assert main(["-w", warehouse, "describe", "db.missing"]) == 3
+    assert main(["-w", warehouse, "tables", "nodb"]) == 3
+    assert main(["-w", warehouse, "rollback", "db.t", "--snapshot", "99"]) == 3
+    assert main(["-w", warehouse, "files", "db.t", "--tag", "nope"]) == 3
+    assert main(["-w", str(tmp_path / "nowhere"), "databases"]) == 3
+    assert main(["-w", warehouse, "rollback", "db.t"]) == 2
+    assert main(["-w", warehouse, "describe", "not-an-identifier"]) == 2
+    assert main(["-w", warehouse, "bogus"]) == 2
+    assert main(["-w", warehouse, "expire", "db.t", "--older-than", "soon"]) == 2
+    assert main(["-w", warehouse, "create-tag", "db.t", "v1"]) == 0
+    assert main(["-w", warehouse, "create-tag", "db.t", "v1"]) == 1  # already exists
+    assert main(["-w", warehouse, "expire", "db.t", "--retain-min", "0"]) == 1
+    capsys.readouterr()
+
+
+def test_human_output_and_console_script(warehouse):
+    exe = os.path.join(os.path.dirname(sys.executable), "lakestore")
+    if not os.path.exists(exe):
+        pytest.skip("console script not installed")
+    res = subprocess.run([exe, "-w", warehouse, "snapshots", "db.t"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    header, sep, *body = res.stdout.splitlines()
+    assert header.split()[:3] == ["id", "schema_id", "kind"] and set(sep.replace(" ", "")) == {"-"} and len(body) == 2
+    res = subprocess.run([exe, "-w", warehouse, "describe", "db.nope"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 3 and "not found" in res.stderr
