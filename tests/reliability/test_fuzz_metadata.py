@@ -98,8 +98,8 @@ def _flip(data: bytes, draw) -> bytes:
 
 
 @st.composite
-def binary_damage(draw, data: bytes) -> bytes:
-    how = draw(st.sampled_from(["truncate", "flip", "garbage", "empty"]))
+def binary_damage(draw, data: bytes, kinds: list[str] | None = None) -> bytes:
+    how = draw(st.sampled_from(kinds or ["truncate", "flip", "garbage", "empty"]))
     if how == "truncate":
         return _truncate(data, draw)
     if how == "flip":
@@ -156,7 +156,25 @@ def test_fuzz_json_metadata(fuzz_table, which, data):
 def test_fuzz_binary_files(fuzz_table, which, data):
     table, expected = fuzz_table
     path = _target(table, which)
-    damaged = data.draw(binary_damage(open(path, "rb").read()))
+    original = open(path, "rb").read()
+    # byte flips inside parquet pages: see test_fuzz_parquet_byte_flips
+    kinds = ["truncate", "garbage", "empty"] if which == "data" else ["truncate", "flip", "garbage", "empty"]
+    damaged = data.draw(binary_damage(original, kinds))
+    _read_damaged(table, path, damaged, expected)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="parquet files are written without page checksums (lakestore/format/parquet.py): a flipped byte "
+    "inside a compressed page can decode to other values; needs write_page_checksum=True on write and "
+    "page_checksum_verification=True on read",
+)
+@FUZZ
+@given(data=st.data())
+def test_fuzz_parquet_byte_flips(fuzz_table, data):
+    table, expected = fuzz_table
+    path = _target(table, "data")
+    damaged = data.draw(binary_damage(open(path, "rb").read(), ["flip"]))
     _read_damaged(table, path, damaged, expected)
 
 
