@@ -137,7 +137,7 @@ BAD_OPTIONS = [
     {"file.format": "orc"},
     {"merge-engine": "nonsense"},
     {"commit.max-retries": "x"},
-    {"changelog-producer": "lookup"},
+    {"changelog-producer": "bogus"},
     {"write-only": "yes"},
     # Paimon options lakestore does not implement: refused, never silently ignored
     {"incremental-between": "1,2"},

@@ -194,6 +194,8 @@ def encode_rows(types: Sequence[DataType], arrays: Sequence[pa.Array], num_rows:
     head = header_size(arity)
     fixed_end = head + 8 * arity
     columns = [_column(t, a) for t, a in zip(types, arrays)]
+    if arity <= 56 and not any(col.in_var.any() for col in columns):
+        return _encode_fixed(arity, n, head, columns)
     reserved = np.zeros((n, arity), dtype=np.int64)
     for i, col in enumerate(columns):
         reserved[col.in_var, i] = col.var_reserved
@@ -216,6 +218,19 @@ def encode_rows(types: Sequence[DataType], arrays: Sequence[pa.Array], num_rows:
             data.reshape(-1)[dest] = col.var_bytes
         data[:, head + 8 * i : head + 8 * i + 8] = slot.astype("<u8").view(np.uint8).reshape(n, 8)
     return BinaryRows(arity, data, sizes.astype(np.int64))
+
+
+def _encode_fixed(arity: int, n: int, head: int, columns: list[_Column]) -> BinaryRows:
+    """Fast path: every value fits its slot, so all rows have the same width."""
+    words = np.zeros((n, (head + 8 * arity) // 8), dtype="<u8")
+    header = np.zeros(n, dtype=np.uint64)
+    for i, col in enumerate(columns):
+        if col.null.any():
+            header |= np.where(col.null, np.uint64(1) << np.uint64(i + 8), np.uint64(0))
+        words[:, head // 8 + i] = col.slot
+    words[:, 0] = header  # row kind (byte 0, +I = 0) and up to 56 null bits
+    data = words.view(np.uint8).reshape(n, head + 8 * arity)
+    return BinaryRows(arity, data, np.full(n, head + 8 * arity, dtype=np.int64))
 
 
 def encode_values(types: Sequence[DataType], values: Sequence[Any]) -> bytes:

@@ -108,6 +108,9 @@ class S3Config:
             "request_timeout": self.request_timeout_s,
             "connect_timeout": self.request_timeout_s,
             "force_virtual_addressing": not self.path_style,
+            # small objects (hints, snapshots, manifests) then go up in one PUT instead of a
+            # three-request multipart upload
+            "allow_delayed_open": True,
         }
         if self.access_key is not None:
             kwargs.update(access_key=self.access_key, secret_key=self.secret_key, session_token=self.session_token)

@@ -246,7 +246,7 @@ class SchemaManager:
     def list_ids(self) -> list[int]:
         ids = []
         for name in self.file_io.list_names(self.schema_dir):
-            if name.startswith("schema-") and name[7:].isdigit():
+            if name.startswith("schema-") and name[7:].isascii() and name[7:].isdigit():
                 ids.append(int(name[7:]))
         return sorted(ids)
 

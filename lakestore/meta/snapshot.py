@@ -147,7 +147,7 @@ class SnapshotManager:
     def list_ids(self) -> list[int]:
         ids = []
         for name in self.file_io.list_names(self.snapshot_dir):
-            if name.startswith("snapshot-") and name[9:].isdigit():
+            if name.startswith("snapshot-") and name[9:].isascii() and name[9:].isdigit():
                 ids.append(int(name[9:]))
         return sorted(ids)
 
@@ -156,7 +156,7 @@ class SnapshotManager:
             text = self.file_io.read_bytes(f"{self.snapshot_dir}/{name}").decode().strip()
         except (FileNotFoundError, UnicodeDecodeError, OSError):
             return None
-        return int(text) if text.isdigit() else None
+        return int(text) if text.isascii() and text.isdigit() else None  # int() also takes "²"-like digits
 
     def latest_id(self) -> int | None:
         hint = self._hint("LATEST")

@@ -3,7 +3,9 @@ and turns buffered data into CommitMessages."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
@@ -137,7 +139,13 @@ class TableWrite:
         self._commits += 1
         every = self.options.get("full-compaction.delta-commits")
         full = every is not None and self._commits % every == 0
-        messages = [w.prepare_commit(full_compaction=full) for w in self._writers.values()]
+        writers = list(self._writers.values())
+        if len(writers) > 1:
+            # Buckets are independent; parquet encoding, sorting and hashing release the GIL.
+            with ThreadPoolExecutor(max_workers=min(len(writers), os.cpu_count() or 2)) as pool:
+                messages = list(pool.map(lambda w: w.prepare_commit(full_compaction=full), writers))
+        else:
+            messages = [w.prepare_commit(full_compaction=full) for w in writers]
         return [m for m in messages if not m.is_empty]
 
     def abort(self) -> None:
