@@ -254,7 +254,11 @@ class ManifestEntry:
 
     @classmethod
     def from_avro(cls, rec: dict[str, Any]) -> ManifestEntry:
-        return cls(rec["_KIND"], rec["_PARTITION"], rec["_BUCKET"], rec["_TOTAL_BUCKETS"], DataFileMeta.from_avro(rec["_FILE"]))
+        kind = rec["_KIND"]
+        if kind not in (ADD, DELETE):
+            # any other kind would be neither added nor removed: its file would vanish silently
+            raise ValueError(f"unknown entry kind {kind}")
+        return cls(kind, rec["_PARTITION"], rec["_BUCKET"], rec["_TOTAL_BUCKETS"], DataFileMeta.from_avro(rec["_FILE"]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from lakestore.compact import compact_bucket, select_buckets
 from lakestore.errors import PartitionValueError
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from lakestore.spark.write import _MESSAGE_SCHEMA, MESSAGE_COLUMN, _commit, collect_messages
+from lakestore.spark.write import MESSAGE_COLUMN, MESSAGE_SCHEMA, collect_messages, commit_messages
 from lakestore.table import Table
 
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
@@ -66,8 +66,8 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))
-    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, snapshot.id, targets, full), _MESSAGE_SCHEMA))
+    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, snapshot.id, targets, full), MESSAGE_SCHEMA))
     if not messages:
         return []
     user = f"compact-{uuid.uuid4()}"
-    return _commit(table, messages, commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, kind="COMPACT", overwrite=None)
+    return commit_messages(table, messages, commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, kind="COMPACT", overwrite=None)

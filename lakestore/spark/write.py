@@ -35,7 +35,7 @@ from lakestore.write.input import assign_buckets, conform
 
 BUCKET_COLUMN = "__lakestore_bucket"
 MESSAGE_COLUMN = "message"
-_MESSAGE_SCHEMA = T.StructType([T.StructField(MESSAGE_COLUMN, T.BinaryType(), nullable=False)])
+MESSAGE_SCHEMA = T.StructType([T.StructField(MESSAGE_COLUMN, T.BinaryType(), nullable=False)])
 
 # Test-only fault injection: "<point>:<marker file>" in the executors' environment makes the first
 # task reaching <point> kill its Python worker (the marker makes it happen once per job).
@@ -111,7 +111,7 @@ def _write_buckets(path: str, commit_user: str, overwrite: Overwrite) -> Any:
     return write
 
 
-def _commit(table: Table, messages: list[CommitMessage], *, commit_user: str, commit_identifier: int, kind: str, overwrite: Overwrite) -> list[Snapshot]:
+def commit_messages(table: Table, messages: list[CommitMessage], *, commit_user: str, commit_identifier: int, kind: str, overwrite: Overwrite) -> list[Snapshot]:
     """One commit on the driver; files are deleted only if the commit provably did not land."""
     start = table.snapshot_manager.latest_id()
     commit = table.new_commit(commit_user=commit_user)
@@ -134,6 +134,11 @@ def write_dataframe(df: DataFrame, table: Table, *, overwrite: Overwrite = None,
 
     ``overwrite=True`` replaces the table, ``overwrite={"dt": "x"}`` one partition (rows outside it
     are refused). Returns None when nothing was written and nothing overwritten.
+
+    Several rows of one key in ``df`` reach their bucket's task in shuffle order, not input order:
+    give the table a ``sequence.field`` if such duplicates must resolve deterministically.
+    Spark TimestampType columns fit TIMESTAMP WITH LOCAL TIME ZONE; TIMESTAMP columns take
+    TimestampNTZType (cast in Spark first), as lakestore refuses lossy type changes.
     """
     user = commit_user or str(uuid.uuid4())
     identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
@@ -156,9 +161,9 @@ def write_dataframe(df: DataFrame, table: Table, *, overwrite: Overwrite = None,
     else:
         # bucket-unaware append table: any task may write any partition, no shuffle needed.
         routed = df
-    written = routed.mapInArrow(_write_buckets(table.path, user, overwrite), _MESSAGE_SCHEMA)
+    written = routed.mapInArrow(_write_buckets(table.path, user, overwrite), MESSAGE_SCHEMA)
     messages = collect_messages(written)
     if not messages and overwrite is None:
         return None
-    snapshots = _commit(table, messages, commit_user=user, commit_identifier=identifier, kind=kind, overwrite=overwrite)
+    snapshots = commit_messages(table, messages, commit_user=user, commit_identifier=identifier, kind=kind, overwrite=overwrite)
     return snapshots[-1] if snapshots else None

@@ -13,6 +13,7 @@ import pyarrow as pa
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts
+from lakestore.merge.engine import FirstRowEngine
 from lakestore.merge.changelog import diff_changelog
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
@@ -157,6 +158,16 @@ class MergeTreeBucketWriter(BucketWriter):
         if self.changelog_producer == "input":
             self._input.append(prepared)  # shares buffers with the write buffer
 
+    def _drop_existing_keys(self, merged: pa.Table) -> pa.Table:
+        """first-row: a key already in the bucket keeps its first row, so later rows for it are
+        dropped when written (as Paimon's first-row writers do with a lookup)."""
+        files = self.current_files()
+        if not files or self.compactor is None or not merged.num_rows:
+            return merged
+        existing = pa.concat_tables([self.compactor.read_file(f).select(self.key_names) for f in files])
+        fresh = merged.join(existing.group_by(self.key_names).aggregate([]), keys=self.key_names, join_type="left anti", use_threads=False)
+        return fresh.take(sort_indices(fresh, self.key_names)) if fresh.num_rows > 1 else fresh
+
     def flush(self) -> None:
         if self._input and self.changelog_writer is not None:
             rows = pa.concat_tables(self._input)
@@ -188,6 +199,8 @@ class MergeTreeBucketWriter(BucketWriter):
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
         ordered = rows.take(sort_indices(rows, self.sort_columns))
         merged = self.merge_engine.merge(ordered, self.key_names)
+        if isinstance(self.merge_engine, FirstRowEngine):
+            merged = self._drop_existing_keys(merged)
         if not self.current_files():
             # Nothing older in this bucket can be retracted: keep the run free of delete rows
             # so that readers may read it without merging.

@@ -38,15 +38,23 @@ def _write(table: lakestore.Table, commit: list[tuple[int, int | None]]) -> None
     # ``op`` is the rowkind field of deduplicate tables; for aggregation it is plain data, kept
     # constant so that only ``v`` changes.
     deletes = "rowkind.field" in table.schema.options
-    rows = {"id": [k for k, _ in commit], "v": [0 if v is None else v for _, v in commit], "op": ["-D" if v is None and deletes else "+U" for _, v in commit]}
+    nulls = table.schema.options.get("merge-engine") in ("partial-update", "first-row")
+    values = [v if v is not None or nulls else 0 for _, v in commit]
+    rows = {"id": [k for k, _ in commit], "v": values, "op": ["-D" if v is None and deletes else "+U" for _, v in commit]}
     table.write_arrow(pa.table(rows, schema=SCHEMA))
 
 
 def _apply(state: dict[int, int], commit: list[tuple[int, int | None]], engine: str) -> dict[int, int]:
+    """The model: deduplicate deletes on None; partial-update keeps the old value on None
+    (null); first-row keeps the first row; aggregation sums (None counts as 0)."""
     new = dict(state)
     for key, value in commit:
         if engine == "aggregation":
             new[key] = new.get(key, 0) + (value or 0)
+        elif engine == "partial-update":
+            new[key] = value if value is not None else new.get(key)
+        elif engine == "first-row":
+            new.setdefault(key, value)
         elif value is None:
             new.pop(key, None)
         else:
@@ -91,8 +99,8 @@ def _assert_legal_transitions(changes: list[dict]) -> None:
             present[key] = False
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(commits=commits_strategy, engine=st.sampled_from(["deduplicate", "aggregation"]))
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(commits=commits_strategy, engine=st.sampled_from(["deduplicate", "aggregation", "partial-update", "first-row"]))
 def test_lookup_changelog_matches_model(tmp_path_factory, commits, engine) -> None:
     table = _table(tmp_path_factory.mktemp("lookup"), "lookup", engine)
     state: dict[int, int] = {}
@@ -102,14 +110,16 @@ def test_lookup_changelog_matches_model(tmp_path_factory, commits, engine) -> No
         after = _apply(state, commit, engine)
         latest = table.latest_snapshot().id if table.latest_snapshot() else 0
         touched = {k for k, _ in commit}
+        if engine == "first-row":
+            touched -= set(state)  # later rows of an existing key are dropped when written
         assert _changes(table, before_id, latest) == sorted(_diff(state, after, dedupe=False, keys=touched))
         state = after
     assert {r["id"]: r["v"] for r in table.to_arrow().to_pylist()} == state
     _assert_legal_transitions(table.read_changes(from_snapshot_id=0).to_pylist())
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(commits=commits_strategy, engine=st.sampled_from(["deduplicate", "aggregation"]))
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(commits=commits_strategy, engine=st.sampled_from(["deduplicate", "aggregation", "partial-update", "first-row"]))
 def test_full_compaction_changelog_matches_model(tmp_path_factory, commits, engine) -> None:
     table = _table(tmp_path_factory.mktemp("full"), "full-compaction", engine)
     state: dict[int, int] = {}
@@ -124,7 +134,7 @@ def test_full_compaction_changelog_matches_model(tmp_path_factory, commits, engi
     _assert_legal_transitions(table.read_changes(from_snapshot_id=0).to_pylist())
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=16, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(commits=commits_strategy)
 def test_input_changelog_is_the_input(tmp_path_factory, commits) -> None:
     table = _table(tmp_path_factory.mktemp("input"), "input")

@@ -65,24 +65,29 @@ def _target(table: lakestore.Table, which: str) -> str:
     return f"{table.path}/snapshot/{which}"
 
 
-def _read_damaged(table: lakestore.Table, path: str, damaged: bytes, expected: list[tuple]) -> None:
+def _read_raw(table: lakestore.Table, path: str, damaged: bytes) -> list[tuple]:
+    """The rows a fresh reader sees with ``path`` replaced by ``damaged`` (restored after)."""
     original = open(path, "rb").read()
     with open(path, "wb") as fh:
         fh.write(damaged)
     try:
-        try:
-            got = sorted_rows(lakestore.Table(table.path).to_arrow())
-        except CorruptMetadataError as exc:
-            # names the damaged file, or the file the damage pointed it to
-            assert os.path.basename(path) in str(exc) or exc.path.startswith(table.path), exc
-            return
-        except LakestoreError as exc:
-            assert table.path in str(exc) or os.path.basename(path) in str(exc), f"error does not name a file: {exc!r}"
-            return
-        assert got == expected, f"damaged {os.path.basename(path)} read back wrong rows silently"
+        return sorted_rows(lakestore.Table(table.path).to_arrow())
     finally:
         with open(path, "wb") as fh:
             fh.write(original)
+
+
+def _read_damaged(table: lakestore.Table, path: str, damaged: bytes, expected: list[tuple]) -> None:
+    try:
+        got = _read_raw(table, path, damaged)
+    except CorruptMetadataError as exc:
+        # names the damaged file, or the file the damage pointed it to
+        assert os.path.basename(path) in str(exc) or exc.path.startswith(table.path), exc
+        return
+    except LakestoreError as exc:
+        assert table.path in str(exc) or os.path.basename(path) in str(exc), f"error does not name a file: {exc!r}"
+        return
+    assert got == expected, f"damaged {os.path.basename(path)} read back wrong rows silently"
 
 
 @st.composite
@@ -238,3 +243,25 @@ def test_stray_names_in_metadata_dirs_are_ignored(fuzz_table):
     finally:
         for path in strays:
             os.unlink(path)
+
+
+@pytest.mark.parametrize(("field", "value"), [("_KIND", 5), ("_KIND", -1), ("_ROW_COUNT", 999), ("_FILE_NAME", "data-missing.parquet"), ("_BUCKET", 7)])
+def test_manifest_entry_damage_is_detected(fuzz_table, field, value):
+    """Decodable but wrong manifest entries: an unknown kind, a row count the file does not
+    hold, a missing file, a bucket with no such directory."""
+    import io
+
+    import fastavro
+
+    from lakestore.meta.manifest import MANIFEST_ENTRY_SCHEMA
+
+    table, expected = fuzz_table
+    path = _target(table, "manifest")
+    records = list(fastavro.reader(io.BytesIO(open(path, "rb").read())))
+    target = records[0]["_FILE"] if field in ("_ROW_COUNT", "_FILE_NAME") else records[0]
+    target[field] = value
+    out = io.BytesIO()
+    fastavro.writer(out, MANIFEST_ENTRY_SCHEMA, records, codec="null")
+    with pytest.raises(CorruptMetadataError) as info:
+        _read_raw(table, path, out.getvalue())
+    assert info.value.path.startswith(table.path)
