@@ -77,8 +77,11 @@ class TableSpec:
 
 
 _CHANGE_OPTIONS = {"write-only": "true", "rowkind.field": "_op", "sequence.field": "_seq"}
+# orders feeds the marts through its changelog: the lookup producer gives each ingestion commit
+# the before (-U/-D) and after (+I/+U) images of the keys it changed.
+_ORDERS_OPTIONS = {**_CHANGE_OPTIONS, "changelog-producer": "lookup"}
 
-ORDERS = TableSpec("orders", ORDERS_SCHEMA, ("dt", "o_orderkey"), ("dt",), _CHANGE_OPTIONS, lifecycle=True)
+ORDERS = TableSpec("orders", ORDERS_SCHEMA, ("dt", "o_orderkey"), ("dt",), _ORDERS_OPTIONS, lifecycle=True)
 LINEITEM = TableSpec("lineitem", LINEITEM_SCHEMA, ("dt", "l_orderkey", "l_linenumber"), ("dt",), _CHANGE_OPTIONS, lifecycle=True)
 CUSTOMER = TableSpec("customer", CUSTOMER_SCHEMA, ("c_custkey",), options={"bucket": "1"})
 NATION = TableSpec("nation", NATION_SCHEMA, ("n_nationkey",), options={"bucket": "1"})

@@ -14,15 +14,18 @@ RETENTION = "retention_respected"
 
 
 def retention_check(table: ls.Table, key: dg.AssetKey) -> dg.AssetCheckResult:
-    """Retained snapshots are contiguous, at most num-retained.max, at least num-retained.min (or
-    all there ever were), and every tag still reads."""
+    """Retained snapshots are contiguous, at most num-retained.max (more only while a consumer,
+    e.g. a mart's change feed, still needs them), at least num-retained.min (or all there ever
+    were), and every tag still reads."""
     ids = [s.id for s in table.snapshots()]
     retain_min = table.options.get("snapshot.num-retained.min")
     retain_max = table.options.get("snapshot.num-retained.max")
+    consumers = table.consumers()
+    held = ids[-1] - min(consumers.values()) + 1 if ids and consumers else 0  # snapshots consumers protect
     problems = []
     if ids and ids != list(range(ids[0], ids[-1] + 1)):
         problems.append(f"retained snapshot ids are not contiguous: {ids}")
-    if retain_max is not None and len(ids) > retain_max:
+    if retain_max is not None and len(ids) > max(retain_max, held):
         problems.append(f"{len(ids)} snapshots retained, more than snapshot.num-retained.max={retain_max}")
     if ids and len(ids) < min(retain_min, ids[-1]):
         problems.append(f"only {len(ids)} snapshots retained, fewer than snapshot.num-retained.min={retain_min}")
@@ -36,7 +39,7 @@ def retention_check(table: ls.Table, key: dg.AssetKey) -> dg.AssetCheckResult:
         check_name=RETENTION, asset_key=key, passed=not problems, description="; ".join(problems) or None,
         metadata={
             "snapshots_retained": len(ids), "earliest_snapshot": ids[0] if ids else -1, "latest_snapshot": ids[-1] if ids else -1,
-            "num_retained_min": retain_min, "num_retained_max": retain_max if retain_max is not None else -1, "tags_checked": len(tags),
+            "num_retained_min": retain_min, "num_retained_max": retain_max if retain_max is not None else -1, "tags_checked": len(tags), "consumers": len(consumers),
         },
     )
 

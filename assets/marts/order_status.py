@@ -1,48 +1,59 @@
-"""Order status in a partial-update table fed by two sources: the orders changes of a day set
-status and price (status 'X' once an order is deleted), the lineitem changes set the live line
-count and last ship date. Each source writes only its columns; the merge engine combines them."""
+"""Order status in a partial-update table fed by two sources, each through its own consumer id:
+the ``orders`` changelog (changelog-producer lookup) sets status and price from its +I/+U rows
+(status 'X' from -D rows: the order was deleted; -U rows carry nothing new), and the ``lineitem``
+changes name the orders whose lines changed, whose live line count and last ship date are then
+read from lineitem as of the consumed snapshot. Each source writes only its columns; the merge
+engine combines them."""
 
 import dagster as dg
 import pyarrow as pa
 import pyarrow.compute as pc
 
 import lakestore as ls
-from assets.common.days import day_number
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
 from assets.common.tables import LINEITEM, ORDER_STATUS, ORDER_STATUS_SCHEMA, ORDERS, ensure_optional_table, ensure_table
 from assets.lifecycle.keys import ingested_key
-from assets.marts.changes import day_change
+from assets.marts.changes import ChangeFeed, read_at, require_changelog
+from lakestore.read.changes import ROW_KIND_COLUMN
 from pipelines.partitions import daily_partitions, single_run
-from resources import LakestoreResource, LandingResource
+from resources import LakestoreResource
 
 KEY = dg.AssetKey(["marts", "order_status"])
 FROM_ORDERS = "status-from-orders"
 FROM_LINEITEM = "status-from-lineitem"
 MATCHES = "status_matches_sources"
 DELETED = "X"
+ORDER_COLUMNS = ["dt", "o_orderkey", "o_orderstatus", "o_totalprice"]
+LINE_COLUMNS = ["dt", "l_orderkey"]
 
 
 def _null(type_: pa.DataType, n: int) -> pa.Array:
     return pa.nulls(n, type_)
 
 
-def from_orders(before: pa.Table, after: pa.Table) -> pa.Table:
-    gone = before.join(after.select(["dt", "o_orderkey"]), keys=["dt", "o_orderkey"], join_type="left anti")
-    n_after, n_gone = after.num_rows, gone.num_rows
+def from_orders(changes: pa.Table) -> pa.Table:
+    """Mart rows from orders change rows, in change order (the last row of a key wins): +I/+U set
+    status and price, -D sets status 'X' (null price: partial-update keeps the last price)."""
+    kind = changes.column(ROW_KIND_COLUMN)
+    rows = changes.filter(pc.not_equal(kind, "-U"))
+    deleted = pc.equal(rows.column(ROW_KIND_COLUMN), "-D")
+    n = rows.num_rows
     return pa.table({
-        "dt": pa.concat_arrays([after.column("dt").combine_chunks(), gone.column("dt").combine_chunks()]),
-        "o_orderkey": pa.concat_arrays([after.column("o_orderkey").combine_chunks(), gone.column("o_orderkey").combine_chunks()]),
-        "o_orderstatus": pa.concat_arrays([after.column("o_orderstatus").combine_chunks(), pa.array([DELETED] * n_gone, pa.string())]),
-        "o_totalprice": pa.concat_arrays([after.column("o_totalprice").combine_chunks(), _null(pa.decimal128(15, 2), n_gone)]),
-        "line_count": _null(pa.int64(), n_after + n_gone),
-        "last_shipdate": _null(pa.date32(), n_after + n_gone),
+        "dt": rows.column("dt"), "o_orderkey": rows.column("o_orderkey"),
+        "o_orderstatus": pc.if_else(deleted, pa.scalar(DELETED), rows.column("o_orderstatus")),
+        "o_totalprice": pc.if_else(deleted, pa.scalar(None, pa.decimal128(15, 2)), rows.column("o_totalprice")),
+        "line_count": _null(pa.int64(), n), "last_shipdate": _null(pa.date32(), n),
     }, schema=ORDER_STATUS_SCHEMA)
 
 
-def from_lineitem(before: pa.Table, after: pa.Table) -> pa.Table:
-    orders = pa.concat_tables([before.select(["dt", "l_orderkey"]), after.select(["dt", "l_orderkey"])]).group_by(["dt", "l_orderkey"]).aggregate([])
-    live = after.group_by(["dt", "l_orderkey"]).aggregate([("l_linenumber", "count"), ("l_shipdate", "max")])
-    rows = orders.join(live, keys=["dt", "l_orderkey"], join_type="left outer")
+def from_lineitem(changes: pa.Table, lineitem: ls.Table, snapshot_id: int) -> pa.Table:
+    """Mart rows for the orders whose lines changed: live line count (0 when none is left) and last
+    ship date, from lineitem as of ``snapshot_id`` (the snapshot the feed consumed through)."""
+    touched = changes.select(LINE_COLUMNS).group_by(LINE_COLUMNS).aggregate([])
+    dts = pc.unique(touched.column("dt")).to_pylist()
+    lines = read_at(lineitem, snapshot_id, columns=["dt", "l_orderkey", "l_linenumber", "l_shipdate"], filter=ls.col("dt").isin(dts))
+    live = lines.group_by(LINE_COLUMNS).aggregate([("l_linenumber", "count"), ("l_shipdate", "max")])
+    rows = touched.join(live, keys=LINE_COLUMNS, join_type="left outer")
     return pa.table({
         "dt": rows.column("dt"), "o_orderkey": rows.column("l_orderkey"),
         "o_orderstatus": _null(pa.string(), rows.num_rows), "o_totalprice": _null(pa.decimal128(15, 2), rows.num_rows),
@@ -51,12 +62,13 @@ def from_lineitem(before: pa.Table, after: pa.Table) -> pa.Table:
     }, schema=ORDER_STATUS_SCHEMA)
 
 
-def check_matches(mart: ls.Table, orders: ls.Table, lineitem: ls.Table, dts: list[str]) -> dg.AssetCheckResult:
-    """Status and price equal the live orders' (or 'X' when deleted); line counts equal the live lineitems'."""
+def check_matches(mart: ls.Table, orders: ls.Table, lineitem: ls.Table, dts: list[str], *, orders_snapshot: int, lineitem_snapshot: int) -> dg.AssetCheckResult:
+    """Status and price equal the live orders' (or 'X' when deleted); line counts equal the live
+    lineitems'; both sources as of the snapshots the feeds consumed through."""
     where = ls.col("dt").isin(dts)
     status = mart.to_arrow(filter=where)
-    live_orders = orders.to_arrow(columns=["dt", "o_orderkey", "o_orderstatus", "o_totalprice"], filter=where)
-    lines = lineitem.to_arrow(columns=["dt", "l_orderkey", "l_linenumber"], filter=where).group_by(["dt", "l_orderkey"]).aggregate([("l_linenumber", "count")])
+    live_orders = read_at(orders, orders_snapshot, columns=ORDER_COLUMNS, filter=where)
+    lines = read_at(lineitem, lineitem_snapshot, columns=["dt", "l_orderkey", "l_linenumber"], filter=where).group_by(["dt", "l_orderkey"]).aggregate([("l_linenumber", "count")])
     expected = {(r["dt"], r["o_orderkey"]): (r["o_orderstatus"], r["o_totalprice"]) for r in live_orders.to_pylist()}
     line_counts = {(r["dt"], r["l_orderkey"]): r["l_linenumber_count"] for r in lines.to_pylist()}
     bad = []
@@ -72,7 +84,7 @@ def check_matches(mart: ls.Table, orders: ls.Table, lineitem: ls.Table, dts: lis
     return dg.AssetCheckResult(
         check_name=MATCHES, asset_key=KEY, passed=not bad and not missing,
         description=(f"mismatched {bad[:5]}, missing {missing[:5]}" if bad or missing else None),
-        metadata={"orders_checked": status.num_rows, "mismatched": len(bad), "missing": len(missing)},
+        metadata={"orders_checked": status.num_rows, "mismatched": len(bad), "missing": len(missing), "orders_snapshot": orders_snapshot, "lineitem_snapshot": lineitem_snapshot},
     )
 
 
@@ -84,10 +96,13 @@ def check_matches(mart: ls.Table, orders: ls.Table, lineitem: ls.Table, dts: lis
     group_name="marts",
     kinds={"lakestore"},
     output_required=False,
-    description="Order status, price, line count and last ship date (partial-update merge engine; two writers).",
+    description=(
+        "Order status, price, line count and last ship date (partial-update merge engine; two writers), fed by the "
+        f"orders changelog and the lineitem changes through consumers '{FROM_ORDERS}' and '{FROM_LINEITEM}'."
+    ),
     check_specs=[dg.AssetCheckSpec(MATCHES, asset=KEY, description="Every touched order's mart row matches orders and lineitem.")],
 )
-def order_status_asset(context: dg.AssetExecutionContext, catalog: LakestoreResource, landing: LandingResource):
+def order_status_asset(context: dg.AssetExecutionContext, catalog: LakestoreResource):
     watch = Stopwatch()
     lake = catalog.open()
     mart, reason = ensure_optional_table(lake, ORDER_STATUS, context.log)
@@ -96,23 +111,18 @@ def order_status_asset(context: dg.AssetExecutionContext, catalog: LakestoreReso
         return
     orders = ensure_table(lake, ORDERS, catalog.lifecycle_options())
     lineitem = ensure_table(lake, LINEITEM, catalog.lifecycle_options())
-    root = landing.resolved_root()
-    snapshots, touched = [], set()
-    for day in context.partition_keys:
-        ident = day_number(day)
-        for user, source, keys, columns, build in (
-            (FROM_ORDERS, orders, ["dt", "o_orderkey"], ["dt", "o_orderkey", "o_orderstatus", "o_totalprice"], from_orders),
-            (FROM_LINEITEM, lineitem, ["dt", "l_orderkey", "l_linenumber"], ["dt", "l_orderkey", "l_linenumber", "l_shipdate"], from_lineitem),
-        ):
-            if mart.snapshot_manager.find_committed(user, ident, "APPEND", after_id=None) is not None:
-                continue
-            change = day_change(source, root, day, keys, columns)
-            if change is None:
-                continue
-            rows = build(change.before, change.after)
-            touched |= set(rows.column("dt").to_pylist())
-            snapshots.append(mart.write_arrow(rows, commit_user=user, commit_identifier=ident))
+    require_changelog(orders)
+    # consumer id = commit user: one position and one exactly-once identifier sequence per source
+    by_orders = ChangeFeed(orders, mart, consumer_id=FROM_ORDERS, commit_user=FROM_ORDERS, columns=ORDER_COLUMNS).run(lambda changes, _through: from_orders(changes))
+    by_lines = ChangeFeed(lineitem, mart, consumer_id=FROM_LINEITEM, commit_user=FROM_LINEITEM, columns=LINE_COLUMNS).run(
+        lambda changes, through: from_lineitem(changes, lineitem, through)
+    )
+    for source, result in (("orders", by_orders), ("lineitem", by_lines)):
+        if result.recovered is not None:
+            context.log.warning(f"mart commit for {source} snapshot {result.recovered} had landed without its checkpoint; not applied again")
+    stats = commit_stats(mart, [by_orders.snapshot, by_lines.snapshot])
+    dts = sorted(stats.touched_partitions | set(context.partition_keys))
     yield dg.MaterializeResult(
-        metadata=materialization_metadata(mart, commit_stats(mart, snapshots), watch, shape_partitions=sorted(touched)),
-        check_results=[check_matches(mart, orders, lineitem, sorted(touched | set(context.partition_keys)))],
+        metadata=materialization_metadata(mart, stats, watch, shape_partitions=dts, extra={**by_orders.metadata("orders"), **by_lines.metadata("lineitem")}),
+        check_results=[check_matches(mart, orders, lineitem, dts, orders_snapshot=by_orders.through, lineitem_snapshot=by_lines.through)],
     )

@@ -1,34 +1,4 @@
-"""moto's standalone S3 server, run as its own process by the tests (``python s3_server.py PORT``).
-
-moto's server handles requests on threads and checks ``If-None-Match: *`` before storing the
-object in two steps, so two racing conditional PUTs could both succeed there, which real S3 never
-allows. Requests are therefore served one at a time: the store then offers the guarantee that
-AWS S3 documents (exactly one creator wins), and lakestore's tests measure lakestore, not a
-race inside the test double.
-"""
-
-from __future__ import annotations
-
 import sys
-import threading
-
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import run_simple
-
-
-def main() -> None:
-    port = int(sys.argv[1])
-    app = DomainDispatcherApplication(create_backend_app)
-    one_at_a_time = threading.Lock()
-
-    def serialised(environ, start_response):
-        # moto does all its work (including the store update) inside the call; the returned
-        # iterable only streams the finished response
-        with one_at_a_time:
-            return app(environ, start_response)
-
-    run_simple("127.0.0.1", port, serialised, threaded=True, request_handler=MotoRequestHandler)
-
-
-if __name__ == "__main__":
-    main()
+run_simple("127.0.0.1", int(sys.argv[1]), DomainDispatcherApplication(create_backend_app), threaded=True, request_handler=MotoRequestHandler)

@@ -201,7 +201,8 @@ class AggModel:
             key = (r["p"], r["id"])
             history = model.setdefault(key, {"rows": []})["rows"]
             history.append(r)
-            state = {"p": r["p"], "id": r["id"], "kind": r["kind"]}
+            # "kind" is a value column too (last_value): a retraction leaves it null.
+            state = {"p": r["p"], "id": r["id"], "kind": None if r["kind"] in ("-U", "-D") else r["kind"]}
             for name, (function, _) in AGG_FUNCTIONS.items():
                 items = []
                 for h in history:

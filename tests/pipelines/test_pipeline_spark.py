@@ -126,6 +126,16 @@ def test_marts(ran, tmp_path):
     orders = lake.get_table("tpch.orders").to_arrow(columns=["dt", "o_totalprice"])
     by_day = lambda t, c: {r["dt"]: r[f"{c}_sum"] for r in t.group_by("dt").aggregate([(c, "sum")]).to_pylist()}  # noqa: E731
     assert by_day(mart, "revenue") == by_day(orders, "o_totalprice")
+    # fed by the orders changelog through consumers: positions past the last ingestion commit, and
+    # each mart commit identified by the last orders snapshot it applied
+    orders_table = lake.get_table("tpch.orders")
+    assert orders_table.options.changelog_producer == "lookup"
+    last_ingest = max(s.id for s in orders_table.snapshots() if s.commit_user == "ingest-orders")
+    positions = orders_table.consumers()
+    assert positions["mart-revenue"] > last_ingest and positions["status-from-orders"] > last_ingest
+    assert lake.get_table("tpch.lineitem").consumers()["status-from-lineitem"] > 1
+    revenue_commits = [s for s in lake.get_table("tpch.mart_daily_nation_revenue").snapshots() if s.commit_user == "mart-revenue"]
+    assert revenue_commits and all(s.commit_identifier < positions["mart-revenue"] for s in revenue_commits)
     status = lake.get_table("tpch.mart_order_status").to_arrow()
     live = table_orders(pipeline)
     for r in status.to_pylist():

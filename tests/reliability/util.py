@@ -14,7 +14,7 @@ import lakestore
 from lakestore.format.binary_row import decode_row
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import LocalFileIO
-from lakestore.meta.file_scan import data_manifests
+from lakestore.meta.file_scan import data_manifests, live_entries
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.schema import SchemaManager
 from lakestore.meta.snapshot import SnapshotManager
@@ -48,39 +48,51 @@ def is_temp(path: str) -> bool:
     return os.path.basename(path).startswith(".")
 
 
-def referenced_files(table_path: str) -> set[str]:
-    """Every file some snapshot needs (snapshot, lists, manifests, data files) plus schemas and
-    hints. Reads without caches so a corrupt file fails loudly."""
+def _table_files(table_path: str) -> tuple[set[str], set[str]]:
+    """(needed, mentioned): files some snapshot needs to be read (its snapshot file, lists,
+    manifests and live data files, plus schemas and hints), and every file any retained
+    manifest entry mentions (a DELETE entry may name a file expiration already removed).
+    Reads without caches so a corrupt file fails loudly."""
     io = LocalFileIO()
     schemas = SchemaManager(io, table_path)
     schema = schemas.latest()
     assert schema is not None
     options = schema.core_options()
     store = ManifestStore(io, table_path, compression=options.manifest_compression)
-    out = {schemas.path(i) for i in schemas.list_ids()}
+    needed = {schemas.path(i) for i in schemas.list_ids()}
     snap_dir = f"{table_path}/snapshot"
-    out |= {f"{snap_dir}/{h}" for h in ("LATEST", "EARLIEST") if os.path.exists(f"{snap_dir}/{h}")}
+    needed |= {f"{snap_dir}/{h}" for h in ("LATEST", "EARLIEST") if os.path.exists(f"{snap_dir}/{h}")}
     manager = SnapshotManager(io, table_path)
     types = schema.types_of(schema.partition_keys)
+
+    def data_path(entry) -> str:
+        values = decode_row(entry.partition, types)
+        part = partition_path(schema.partition_keys, types, values, default_name=options.partition_default_name)
+        return f"{bucket_dir(table_path, part, entry.bucket)}/{entry.file.file_name}"
+
+    mentioned: set[str] = set()
     for snap in manager.snapshots():
-        out.add(manager.path(snap.id))
-        out.add(store.path(snap.base_manifest_list))
-        out.add(store.path(snap.delta_manifest_list))
+        needed.add(manager.path(snap.id))
+        needed.add(store.path(snap.base_manifest_list))
+        needed.add(store.path(snap.delta_manifest_list))
         for meta in data_manifests(store, snap):
-            out.add(store.path(meta.file_name))
-            for entry in store.read_entries(meta.file_name):
-                values = decode_row(entry.partition, types)
-                part = partition_path(schema.partition_keys, types, values, default_name=options.partition_default_name)
-                out.add(f"{bucket_dir(table_path, part, entry.bucket)}/{entry.file.file_name}")
-    return out
+            needed.add(store.path(meta.file_name))
+            mentioned.update(data_path(e) for e in store.read_entries(meta.file_name))
+        needed.update(data_path(e) for e in live_entries(store, snap))
+    return needed, needed | mentioned
+
+
+def referenced_files(table_path: str) -> set[str]:
+    """Every file the retained snapshots need or mention."""
+    return _table_files(table_path)[1]
 
 
 def assert_consistent(table_path: str) -> set[str]:
-    """Every snapshot parses and every file it references exists; returns the referenced set."""
-    refs = referenced_files(table_path)
-    missing = sorted(p for p in refs if not os.path.exists(p))
+    """Every snapshot parses and every file it needs exists; returns the referenced set."""
+    needed, mentioned = _table_files(table_path)
+    missing = sorted(p for p in needed if not os.path.exists(p))
     assert not missing, f"snapshots reference missing files: {missing[:5]}"
-    return refs
+    return {p for p in mentioned if os.path.exists(p)}
 
 
 def unreferenced(table_path: str) -> set[str]:

@@ -85,9 +85,28 @@ def race(table_path: str, worker: int, rounds: int, out_path: str) -> None:
             except CommitConflictError as exc:
                 log.append({"kind": "table.compact", "outcome": "conflict", "error": str(exc)})
         else:
-            log.append({"kind": "compact", "outcome": compact_once(table, rng, user, i)})
+            try:
+                log.append({"kind": "compact", "outcome": compact_once(table, rng, user, i)})
+            except lakestore.LakestoreError as exc:
+                log.append({"kind": "compact", "outcome": "error", "error": repr(exc)})
     with open(out_path, "w") as fh:
         json.dump(log, fh)
+
+
+def expire(table_path: str, stop_path: str, out_path: str) -> None:
+    """Expire aggressively (keep 3 snapshots) until ``stop_path`` appears; log what expired."""
+    table = lakestore.Table(table_path)
+    expired = 0
+    errors = []
+    while not os.path.exists(stop_path):
+        try:
+            result = table.expire_snapshots(num_retained_min=3, num_retained_max=3, time_retained_ms=0)
+            expired += result.expired
+        except Exception as exc:  # noqa: BLE001 - logged for the test to judge
+            errors.append(repr(exc))
+        time.sleep(0.05)
+    with open(out_path, "w") as fh:
+        json.dump({"expired": expired, "errors": errors}, fh)
 
 
 class _DyingFileIO(LocalFileIO):
@@ -150,6 +169,8 @@ if __name__ == "__main__":
         race(args[0], int(args[1]), int(args[2]), args[3])
     elif mode == "crash":
         crash(args[0], args[1], args[2], int(args[3]), int(args[4]), args[5])
+    elif mode == "expire":
+        expire(args[0], args[1], args[2])
     elif mode == "big":
         big_writes(args[0], int(args[1]))
     else:
