@@ -16,6 +16,7 @@ landed snapshot and returns it without writing again.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -27,6 +28,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from lakestore.commit.commit import Overwrite
+from lakestore import errors
 from lakestore.errors import PartitionValueError
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
@@ -124,9 +126,25 @@ def commit_messages(table: Table, messages: list[CommitMessage], *, commit_user:
         raise
 
 
+_EXECUTOR_ERROR = re.compile(r"lakestore\.errors\.(\w+): ([^\n]*)")
+
+
 def collect_messages(df: DataFrame) -> list[CommitMessage]:
-    """Messages of a DataFrame with one binary ``message`` column (from the write/compact tasks)."""
-    return [CommitMessage.from_bytes(bytes(row[0])) for row in df.collect()]
+    """Messages of a DataFrame with one binary ``message`` column (from the write/compact tasks).
+
+    A lakestore error raised on an executor reaches the driver wrapped in Spark's exception;
+    it is re-raised here as the same typed error (the Spark exception stays its cause)."""
+    try:
+        rows = df.collect()
+    except Exception as exc:
+        match = _EXECUTOR_ERROR.search(str(exc))
+        error_type = getattr(errors, match.group(1), None) if match else None
+        if isinstance(error_type, type) and issubclass(error_type, errors.LakestoreError):
+            if error_type is errors.CorruptMetadataError:
+                raise errors.CorruptMetadataError("<executor>", match.group(2)) from exc
+            raise error_type(match.group(2)) from exc
+        raise
+    return [CommitMessage.from_bytes(bytes(row[0])) for row in rows]
 
 
 def write_dataframe(df: DataFrame, table: Table, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int | None = None) -> Snapshot | None:

@@ -234,7 +234,7 @@ def test_failed_job_commits_nothing(spark, catalog):
     bad = rows(100, start=100).to_pylist()
     bad[37]["id"] = None
     bad_schema = pa.schema([f.with_nullable(True) for f in SCHEMA])
-    with pytest.raises(Exception, match="primary-key column 'id'"):
+    with pytest.raises(lakestore.NullKeyError, match="primary-key column 'id'"):
         write_dataframe(spark.createDataFrame(pa.Table.from_pylist(bad, schema=bad_schema)), table)
     assert [s.id for s in table.snapshots()] == [1]
     assert table.to_arrow().num_rows == 100
