@@ -57,7 +57,9 @@ class TableCommit:
         """Commit the messages; returns the snapshots created (APPEND or OVERWRITE, then COMPACT).
 
         An identical retry (same commit user and identifier) that already landed returns the
-        landed snapshots and commits nothing twice.
+        landed snapshots and commits nothing twice. If the data landed but the writer's own
+        compaction then conflicts, the compaction's outputs are deleted and only the data
+        snapshot is returned.
         """
         appends: list[ManifestEntry] = []
         compacts: list[ManifestEntry] = []

@@ -21,13 +21,14 @@ def write_parquet(file_io: FileIO, path: str, table: pa.Table, *, compression: s
             write_statistics=True,
             row_group_size=1 << 20,
             store_schema=False,
+            write_page_checksum=True,  # readers verify CRCs: a flipped byte raises, never reads silently
         )
     return file_io.file_size(path)
 
 
 def read_parquet(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:
     try:
-        return pq.read_table(file_io.arrow_path(path), columns=list(columns) if columns is not None else None, filesystem=file_io.arrow_filesystem(), use_threads=False)
+        return pq.read_table(file_io.arrow_path(path), columns=list(columns) if columns is not None else None, filesystem=file_io.arrow_filesystem(), use_threads=False, page_checksum_verification=True)
     except FileNotFoundError:
         raise
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:

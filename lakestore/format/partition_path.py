@@ -11,6 +11,7 @@ from lakestore.format.types import DataType
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 _EPOCH = dt.date(1970, 1, 1)
+_MAX_NAME_BYTES = 255  # file systems (and object stores' tooling) refuse longer path segments
 _ESCAPED = frozenset([chr(c) for c in range(0x20)] + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "}", "[", "]", "^"])
 
 
@@ -44,7 +45,10 @@ def partition_path(names: Sequence[str], types: Sequence[DataType], values: Sequ
     parts = []
     for name, dtype, value in zip(names, types, values):
         text = partition_value_string(value, dtype, default_name=default_name)
-        parts.append(f"{escape_path_name(name)}={escape_path_name(text)}")
+        part = f"{escape_path_name(name)}={escape_path_name(text)}"
+        if len(part.encode()) > _MAX_NAME_BYTES:
+            raise PartitionValueError(f"partition value {value!r} of {name!r} makes a directory name longer than {_MAX_NAME_BYTES} bytes")
+        parts.append(part)
     return "/".join(parts)
 
 

@@ -35,7 +35,7 @@ import pyarrow.fs as pafs
 
 from lakestore.errors import LakestoreError, OptionError
 from lakestore.io.fileio import FileIO, FileStatus
-from lakestore.io.lock import CatalogLock, JdbcCatalogLock, lock_enabled, parse_bool, table_lock_id
+from lakestore.io.lock import CatalogLock, JdbcCatalogLock, lock_enabled, parse_bool, parse_duration_ms, table_lock_id
 
 SCHEMES = ("s3://", "s3a://")
 CONDITIONAL_CREATE = "s3.conditional-create"
@@ -47,6 +47,15 @@ _ACCESS_KEY = (("s3.access-key", "fs.s3.accessKeyId", "s3a.access-key", "s3.acce
 _SECRET_KEY = (("s3.secret-key", "fs.s3.accessKeySecret", "s3a.secret-key", "s3.secret.key"), ("AWS_SECRET_ACCESS_KEY",))
 _SESSION_TOKEN = (("s3.session-token", "fs.s3.securityToken", "s3a.session-token"), ("AWS_SESSION_TOKEN",))
 _PATH_STYLE = (("s3.path.style.access", "s3.path-style-access", "fs.s3.path-style-access", "s3a.path.style.access"), ())
+REQUEST_TIMEOUT = "s3.request-timeout"
+
+
+try:
+    import botocore  # noqa: F401
+
+    _HAVE_BOTO = True
+except ImportError:  # pragma: no cover - depends on the installation
+    _HAVE_BOTO = False
 
 
 class UnsafePublishError(LakestoreError):
@@ -100,6 +109,7 @@ class S3Config:
             session_token=_lookup(options, _SESSION_TOKEN),
             # custom endpoints (MinIO, moto, Ceph) usually have no per-bucket DNS names
             path_style=parse_bool(_PATH_STYLE[0][0], path_style) if path_style is not None else endpoint is not None,
+            request_timeout_s=parse_duration_ms(REQUEST_TIMEOUT, options.get(REQUEST_TIMEOUT, "60 s")) / 1000,
         )
 
     def arrow_filesystem(self) -> pafs.S3FileSystem:
@@ -205,6 +215,18 @@ class S3FileIO(FileIO):
 
     # -- reads --------------------------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
+        # one GET through botocore when it is installed; pyarrow's input streams first HEAD the
+        # object for its size, doubling the requests of metadata-heavy commits
+        if _HAVE_BOTO:
+            from botocore.exceptions import ClientError
+
+            bucket, key = self._split(path)
+            try:
+                return self._boto().get_object(Bucket=bucket, Key=key)["Body"].read()
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+                    raise FileNotFoundError(path) from exc
+                raise
         with self.arrow_filesystem().open_input_stream(self.arrow_path(path)) as stream:
             return stream.read()
 
@@ -298,7 +320,12 @@ class S3FileIO(FileIO):
                 code = str(exc.response.get("Error", {}).get("Code", ""))
                 status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
                 if code == "PreconditionFailed" or status == 412:
-                    return False
+                    # botocore retries timed-out requests: a 412 can answer our own earlier
+                    # attempt that did land. Same bytes there means the object is ours.
+                    try:
+                        return self.read_bytes(path) == data
+                    except FileNotFoundError:
+                        return False
                 # 409: another conditional write of this key is in flight; AWS asks to retry
                 if code == "ConditionalRequestConflict" or status == 409:
                     time.sleep(min(0.05 * 2**attempt, 1.0))

@@ -46,7 +46,9 @@ class S3Server:
     endpoint: str
 
     def options(self, **extra: str) -> dict[str, str]:
-        return {"s3.endpoint": self.endpoint, "s3.access-key": ACCESS_KEY, "s3.secret-key": SECRET_KEY, "s3.region": "us-east-1", **extra}
+        return {"s3.endpoint": self.endpoint, "s3.access-key": ACCESS_KEY, "s3.secret-key": SECRET_KEY, "s3.region": "us-east-1",
+                # moto's dev server now and then leaves a request unanswered; fail over fast
+                "s3.request-timeout": "10 s", **extra}
 
     def client(self):
         import boto3

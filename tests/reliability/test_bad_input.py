@@ -51,15 +51,7 @@ def _assert_untouched(table: lakestore.Table, files_before: set[str]) -> None:
     assert_consistent(table.path)
 
 
-_TOO_LONG = pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason="a partition directory name over 255 bytes fails with a bare OSError (ENAMETOOLONG) while "
-    "writing; partition_path (lakestore/format/partition_path.py) should refuse it with PartitionValueError",
-)
-
-
-@pytest.mark.parametrize("case", [pytest.param(c, marks=_TOO_LONG) if c == "path too long" else c for c in sorted(BAD_INPUTS)])
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 @pytest.mark.parametrize("after_good_rows", [False, True], ids=["alone", "after-flushed-good-rows"])
 def test_bad_rows_rejected_with_nothing_left(table, case, after_good_rows):
     bad, error = BAD_INPUTS[case]

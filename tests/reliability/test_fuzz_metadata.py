@@ -166,12 +166,6 @@ def test_fuzz_binary_files(fuzz_table, which, data):
     _read_damaged(table, path, damaged, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="parquet files are written without page checksums (lakestore/format/parquet.py): a flipped byte "
-    "inside a compressed page can decode to other values; needs write_page_checksum=True on write and "
-    "page_checksum_verification=True on read",
-)
 def test_parquet_byte_flips_never_read_silently(fuzz_table):
     """Every third byte of a data file flipped in turn (a deterministic sweep, not a sample)."""
     table, expected = fuzz_table
