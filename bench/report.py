@@ -112,7 +112,7 @@ def console_targets(results: list[WorkloadResult]) -> str:
     return "\n".join(lines)
 
 
-def write_markdown(path: Path, results: list[WorkloadResult], *, command: str, scale: float, reps: int, slow_reps: int, oracle_versions: dict[str, Any] | None, profiles: Path | None, seconds: float) -> None:
+def write_markdown(path: Path, results: list[WorkloadResult], *, command: str, scale: float, reps: int, slow_reps: int, oracle_versions: dict[str, Any] | None, profiles: Path | None, seconds: float, machine_info: list[tuple[str, str]] | None = None) -> None:
     lines = [
         "# lakestore benchmark report",
         "",
@@ -123,7 +123,7 @@ def write_markdown(path: Path, results: list[WorkloadResult], *, command: str, s
         "",
         "## Machine",
         "",
-        *_table(("", ""), machine() + [("load average at end (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg()))] + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()]),
+        *_table(("", ""), (machine_info or machine()) + [("load average at end (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg()))] + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()]),
         "",
         "## Targets",
         "",

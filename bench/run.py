@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.common import Context, WorkloadResult
 from bench.oracle import Oracle
-from bench.report import console, console_targets, write_markdown
+from bench.report import console, console_targets, machine, write_markdown
 from bench.workloads import all_workloads
 
 HERE = Path(__file__).resolve().parent
@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = Context(scale=scale, reps=reps, slow_reps=slow_reps, workdir=workdir, oracle=oracle, profile_dir=profiles, quick=args.quick, spark_rows=args.spark_rows)
     command = "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"lakestore bench: scale {scale:g}, {reps} reps ({slow_reps} for slow peers), workdir {workdir}")
+    machine_info = machine()  # before the run: the load average at start
     start = time.perf_counter()
     results: list[WorkloadResult] = []
     try:
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
     print(console_targets(results))
     write_markdown(args.report, results, command=command.strip(), scale=scale, reps=reps, slow_reps=slow_reps,
-                   oracle_versions=oracle.versions() if oracle else None, profiles=profiles, seconds=time.perf_counter() - start)
+                   oracle_versions=oracle.versions() if oracle else None, profiles=profiles, seconds=time.perf_counter() - start, machine_info=machine_info)
     print(f"report written to {args.report}")
     return 0
 

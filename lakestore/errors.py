@@ -58,6 +58,11 @@ class CorruptMetadataError(LakestoreError):
         self.reason = reason
 
 
+class DataFileMissingError(CorruptMetadataError):
+    """A data file a snapshot references is gone: the snapshot expired meanwhile, or the table
+    is damaged."""
+
+
 class SnapshotNotFoundError(LakestoreError):
     pass
 

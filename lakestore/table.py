@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -10,7 +11,7 @@ import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table
-from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError
+from lakestore.errors import LakestoreError, PartitionValueError, SchemaMismatchError, TableNotFoundError
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -30,6 +31,8 @@ from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
 from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.table_write import InputData, TableWrite
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +55,7 @@ class Table:
         # Values a table was created with must be usable: fail early and by name.
         self.options.bucket, self.options.merge_engine, self.options.target_file_size  # noqa: B018
         self.snapshot_manager = SnapshotManager(self.file_io, self.path)
+        self._manifests = ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
 
     @classmethod
     def from_path(cls, path: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> Table:
@@ -75,7 +79,9 @@ class Table:
         return self.schema.primary_keys
 
     def manifests(self) -> ManifestStore:
-        return ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
+        """The table's manifest store; one per Table so parsed manifests (immutable) stay cached
+        across scans, writes and commits."""
+        return self._manifests
 
     def latest_snapshot(self) -> Snapshot | None:
         return self.snapshot_manager.latest()
@@ -110,7 +116,7 @@ class Table:
         return snapshots
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
-        return TableCommit(self.file_io, self.path, self.schema, commit_user=commit_user, hook=hook)
+        return TableCommit(self.file_io, self.path, self.schema, commit_user=commit_user, hook=hook, manifests=self._manifests)
 
     def _overwrite_partition(self, overwrite: Overwrite) -> dict[str, Any] | None:
         if overwrite is None or overwrite is False:
@@ -140,7 +146,13 @@ class Table:
             raise
         if not messages and (overwrite is None or overwrite is False):
             return None
-        snapshots = self.new_commit(commit_user=user).commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite), watermark=watermark)
+        committer = self.new_commit(commit_user=user)
+        try:
+            snapshots = committer.commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite), watermark=watermark)
+        except BaseException:
+            if not committer.publish_attempted:
+                write.abort()  # nothing was published: these files can never be referenced
+            raise
         self._after_commit()
         return snapshots[-1] if snapshots else None
 
@@ -229,7 +241,12 @@ class Table:
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
     def _after_commit(self) -> None:
-        after_commit(self)
+        """Automatic tags and expiration after a landed commit. Their failure must not turn a
+        landed write into a reported failure: it is logged and retried after the next commit."""
+        try:
+            after_commit(self)
+        except (LakestoreError, OSError) as exc:
+            _log.warning("post-commit maintenance of %s failed (the commit landed): %s", self.path, exc)
 
     def expire_snapshots(self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None) -> Any:
         """Expire old snapshots and delete the files only they referenced (``ExpireResult``).

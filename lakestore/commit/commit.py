@@ -40,17 +40,20 @@ class _Attempt:
 
 
 class TableCommit:
-    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, *, commit_user: str, hook: CommitHook | None = None) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, *, commit_user: str, hook: CommitHook | None = None, manifests: ManifestStore | None = None) -> None:
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
         self.options = schema.core_options()
         self.commit_user = commit_user
         self.snapshots = SnapshotManager(file_io, table_path)
-        self.manifests = ManifestStore(file_io, table_path, compression=self.options.manifest_compression)
+        self.manifests = manifests or ManifestStore(file_io, table_path, compression=self.options.manifest_compression)
         self._hook = hook or (lambda step: None)
         self._partition_types = schema.types_of(schema.partition_keys)
         self._key_types = schema.types_of(schema.trimmed_primary_keys) if schema.primary_keys else []
+        # Whether the last ``commit`` reached a publish attempt (before that, a failure
+        # provably did not land).
+        self.publish_attempted = False
 
     # -- public API ---------------------------------------------------------------------------
     def commit(self, messages: Sequence[CommitMessage], commit_identifier: int = BATCH_COMMIT_IDENTIFIER, *, overwrite: Overwrite = None, watermark: int | None = None, properties: Mapping[str, str] | None = None) -> list[Snapshot]:
@@ -76,6 +79,7 @@ class TableCommit:
         start = self.snapshots.latest_id()
         out: list[Snapshot] = []
         common: dict[str, Any] = dict(watermark=watermark, properties=properties)
+        self.publish_attempted = False
         try:
             if overwrite is not None and overwrite is not False:
                 out.append(self._commit_kind("OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, changelog=append_changelog, **common))
@@ -130,6 +134,7 @@ class TableCommit:
                 raise CommitConflictError("nothing left to commit")
             snapshot, written = self._write_snapshot(kind, latest, delta, changelog, identifier, watermark, properties)
             self._hook("before-publish")
+            self.publish_attempted = True  # from here on, an error leaves the outcome unknown
             if self.snapshots.try_publish(snapshot):
                 self._hook("after-publish")
                 try:

@@ -13,6 +13,7 @@ from lakestore.compact.append import compact_append, pick_append_files
 from lakestore.compact.levels import Levels
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_full_compaction
+from lakestore.errors import CommitConflictError, DataFileMissingError
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
@@ -57,7 +58,12 @@ class BucketCompactor:
 
     def read_file(self, f: DataFileMeta) -> pa.Table:
         columns = self.schema.field_names + ([SEQUENCE_NUMBER, VALUE_KIND] if self.primary_key else [])
-        return read_as_schema(self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns)
+        try:
+            return read_as_schema(self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns)
+        except DataFileMissingError as exc:
+            # A concurrent expiration removed a file of the snapshot this compaction planned
+            # from: the plan is stale, which is a conflict, not corruption.
+            raise CommitConflictError(f"compaction input {f.file_name} was removed concurrently; plan again") from exc
 
     def sorted_run_count(self, files: Sequence[DataFileMeta]) -> int:
         return Levels.of(files, self.options.num_levels).number_of_sorted_runs

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import itertools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -337,16 +338,14 @@ class ManifestStore:
         self.manifest_dir = f"{table_path}/manifest"
         self.compression = compression
         self._prefix = uuid.uuid4()
-        self._counter = 0
+        self._counter = itertools.count()  # next() is atomic: stores are shared across threads
         self._entry_cache: dict[str, list[ManifestEntry]] = {}
 
     def path(self, name: str) -> str:
         return f"{self.manifest_dir}/{name}"
 
     def _next_name(self, kind: str) -> str:
-        name = f"{kind}-{self._prefix}-{self._counter}"
-        self._counter += 1
-        return name
+        return f"{kind}-{self._prefix}-{next(self._counter)}"
 
     # -- manifest files -----------------------------------------------------------------------
     def write_entries(self, entries: Sequence[ManifestEntry], *, schema_id: int, partition_stats: SimpleStats) -> ManifestFileMeta:

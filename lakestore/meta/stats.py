@@ -33,11 +33,8 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
         result = pc.min_max(column)
         mins.append(pa.array([result["min"]], type=arrow_type))
         maxs.append(pa.array([result["max"]], type=arrow_type))
-    return SimpleStats(
-        encode_rows(types, mins, 1).row(0),
-        encode_rows(types, maxs, 1).row(0),
-        tuple(nulls),
-    )
+    both = encode_rows(types, [pa.concat_arrays([lo, hi]) for lo, hi in zip(mins, maxs)], 2)
+    return SimpleStats(both.row(0), both.row(1), tuple(nulls))
 
 
 def values_stats(types: Sequence[DataType], rows: Sequence[Sequence[Any]]) -> SimpleStats:

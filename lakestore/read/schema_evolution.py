@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from lakestore.errors import CorruptMetadataError
+from lakestore.errors import CorruptMetadataError, DataFileMissingError
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.parquet import read_parquet
 from lakestore.io.fileio import FileIO
@@ -28,7 +28,7 @@ def read_as_schema(file_io: FileIO, path: str, meta: DataFileMeta, schema: Table
     try:
         table = read_parquet(file_io, path, columns=list(dict.fromkeys(to_read)))
     except FileNotFoundError as exc:
-        raise CorruptMetadataError(path, "data file referenced by the snapshot is missing") from exc
+        raise DataFileMissingError(path, "data file referenced by the snapshot is missing (expired meanwhile, or the table is damaged)") from exc
     if table.num_rows != meta.row_count:
         raise CorruptMetadataError(path, f"holds {table.num_rows} rows, manifest says {meta.row_count}")
     columns = []

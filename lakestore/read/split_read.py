@@ -37,6 +37,8 @@ class SplitReader:
         self.key_names = list(schema.trimmed_primary_keys)
         self.sequence_fields = list(self.options.sequence_fields)
         self.partition_types = schema.types_of(schema.partition_keys)
+        # Filters on these columns are exact per file: every version of a key shares them.
+        self._key_and_partition = set(schema.primary_keys) | set(schema.partition_keys)
 
     def file_path(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta) -> str:
         if f.external_path:
@@ -67,9 +69,15 @@ class SplitReader:
                 table = table.filter(pc.invert(pc.or_(pc.equal(kinds, UPDATE_BEFORE), pc.equal(kinds, DELETE))))
         else:
             merge_columns = list(dict.fromkeys(self.key_names + self.sequence_fields + needed))
-            parts = [self._read_file(split, f, merge_columns, True) for f in split.files]
+            # Oldest run first: the highest level, then level-0 files by sequence. Each file holds
+            # a key at most once, so a stable sort by key alone leaves every key's versions in
+            # sequence order (cheaper than sorting by key and sequence number).
+            oldest_first = sorted(split.files, key=lambda f: (-f.level, f.max_sequence_number))
+            prefilter = predicate if predicate is not None and predicate.columns() <= self._key_and_partition else None
+            parts = [apply_filter(self._read_file(split, f, merge_columns, True), prefilter) for f in oldest_first]
             rows = _concat(parts)
-            ordered = rows.take(sort_indices(rows, self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]))
+            order = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
+            ordered = rows.take(sort_indices(rows, order))
             assert self.merge_engine is not None
             table = self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
         table = apply_filter(table, predicate)

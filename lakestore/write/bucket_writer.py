@@ -10,6 +10,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
+from lakestore.errors import CommitConflictError
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts
@@ -72,7 +73,10 @@ class BucketWriter:
     def compact(self, *, full: bool) -> None:
         if self.compactor is None:
             return
-        result = self.compactor.compact(self.current_files(), full=full)
+        try:
+            result = self.compactor.compact(self.current_files(), full=full)
+        except CommitConflictError:
+            return  # inputs expired under a stale plan: leave compaction to the next commit
         pending = {_ident(f): f for f in self.compact_after}
         for f in result.before:
             if _ident(f) in pending:

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from lakestore.format.binary_row import EMPTY_ROW, encode_rows
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, kv_file_schema
-from lakestore.format.parquet import write_parquet
+from lakestore.format.parquet import WrittenFile, write_parquet_rolling
 from lakestore.format.partition_path import bucket_dir
 from lakestore.io.fileio import FileIO
 from lakestore.merge import retract_count
@@ -58,37 +58,38 @@ class DataFileWriter:
         self._counter += 1
         return name, f"{self.target.directory}/{name}"
 
-    def _rows_per_file(self, table: pa.Table) -> int:
-        if table.num_rows == 0:
-            return 1
-        per_row = max(1, table.nbytes // table.num_rows)
-        return max(1, self.options.target_file_size // per_row)
+    def _write_files(self, table: pa.Table) -> list[tuple[str, WrittenFile]]:
+        names: list[str] = []
+
+        def next_path() -> str:
+            name, path = self._new_path()
+            names.append(name)
+            self.written.append(path)
+            return path
+
+        files = write_parquet_rolling(self.file_io, next_path, table, target_size=self.options.target_file_size, compression=self.options.file_compression)
+        return list(zip(names, files))
 
     def write_kv(self, rows: pa.Table, *, level: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
-        """``rows``: user columns + _SEQUENCE_NUMBER + _VALUE_KIND, sorted by key, unique keys."""
-        out = []
-        step = self._rows_per_file(rows)
-        for start in range(0, rows.num_rows, step):
-            out.append(self._write_kv_file(rows.slice(start, step), level, file_source))
-        return out
-
-    def _write_kv_file(self, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
+        """``rows``: user columns + _SEQUENCE_NUMBER + _VALUE_KIND, sorted by key (unique keys
+        for data files). Rolled into files of ``target-file-size``."""
+        if rows.num_rows == 0:
+            return []
         columns = [rows.column(k) for k in self._key_names]
         columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
         columns += [rows.column(f.name) for f in self._user_schema]
         file_schema = kv_file_schema(self._user_schema, self._key_names, self._field_ids)
         table = pa.Table.from_arrays(columns, schema=file_schema)
-        name, path = self._new_path()
-        size = write_parquet(self.file_io, path, table, compression=self.options.file_compression)
-        self.written.append(path)
-        seq = rows.column(SEQUENCE_NUMBER)
-        bounds = pc.min_max(seq)
+        return [self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source) for name, written in self._write_files(table)]
+
+    def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
+        bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
         key_table = rows.select(self._key_names)
         edge_rows = encode_rows(self._key_types, [key_table.column(k).take([0, rows.num_rows - 1]) for k in self._key_names])
         stats_on = self.options.stats_enabled
         return DataFileMeta(
             file_name=name,
-            file_size=size,
+            file_size=written.size,
             row_count=rows.num_rows,
             min_key=edge_rows.row(0),
             max_key=edge_rows.row(1),
@@ -105,20 +106,18 @@ class DataFileWriter:
         )
 
     def write_append(self, rows: pa.Table, *, first_sequence: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
-        out = []
-        step = self._rows_per_file(rows)
-        seq = first_sequence
+        if rows.num_rows == 0:
+            return []
         file_schema = append_file_schema(self._user_schema, self._field_ids)
-        for start in range(0, rows.num_rows, step):
-            chunk = rows.slice(start, step)
-            table = pa.Table.from_arrays([chunk.column(f.name) for f in self._user_schema], schema=file_schema)
-            name, path = self._new_path()
-            size = write_parquet(self.file_io, path, table, compression=self.options.file_compression)
-            self.written.append(path)
+        table = pa.Table.from_arrays([rows.column(f.name) for f in self._user_schema], schema=file_schema)
+        out = []
+        for name, written in self._write_files(table):
+            chunk = rows.slice(written.offset, written.rows)
+            seq = first_sequence + written.offset
             out.append(
                 DataFileMeta(
                     file_name=name,
-                    file_size=size,
+                    file_size=written.size,
                     row_count=chunk.num_rows,
                     min_key=EMPTY_ROW,
                     max_key=EMPTY_ROW,
@@ -133,7 +132,6 @@ class DataFileWriter:
                     file_source=file_source,
                 )
             )
-            seq += chunk.num_rows
         return out
 
     def delete_file(self, file_name: str) -> None:

@@ -177,7 +177,9 @@ def test_output_rolls_at_target_file_size(tmp_path):
     out = sorted(live_files(t), key=lambda f: decode_row(f.min_key, t.schema.types_of(["id"])))
     assert len(out) > 1 and all(f.level == 5 for f in out)
     assert sum(f.row_count for f in out) == 2000
-    assert all(f.file_size <= 4 * 1024 for f in out), [f.file_size for f in out]
+    # Files roll once they reach the target (checked per row group), as Paimon's rolling writer.
+    assert all(f.file_size <= 2 * 4 * 1024 for f in out), [f.file_size for f in out]
+    assert all(f.file_size >= 4 * 1024 for f in out[:-1]), [f.file_size for f in out]
     types = t.schema.types_of(["id"])
     for before, after in zip(out, out[1:]):
         assert decode_row(before.max_key, types) < decode_row(after.min_key, types)

@@ -29,11 +29,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 30.0) -> None:
+def _wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 30.0, log_path: str | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited early with code {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            detail = Path(log_path).read_text()[-2000:] if log_path else ""
+            raise RuntimeError(f"{what} exited early with code {proc.returncode}: {detail}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
@@ -46,9 +47,7 @@ class S3Server:
     endpoint: str
 
     def options(self, **extra: str) -> dict[str, str]:
-        return {"s3.endpoint": self.endpoint, "s3.access-key": ACCESS_KEY, "s3.secret-key": SECRET_KEY, "s3.region": "us-east-1",
-                # moto's dev server now and then leaves a request unanswered; fail over fast
-                "s3.request-timeout": "10 s", **extra}
+        return {"s3.endpoint": self.endpoint, "s3.access-key": ACCESS_KEY, "s3.secret-key": SECRET_KEY, "s3.region": "us-east-1", **extra}
 
     def client(self):
         import boto3
@@ -62,12 +61,15 @@ class S3Server:
 
 
 @pytest.fixture(scope="session")
-def s3_server() -> Iterator[S3Server]:
+def s3_server(tmp_path_factory) -> Iterator[S3Server]:
     pytest.importorskip("moto", reason="moto[server] is not installed (pip install -e '.[dev]')")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(HERE / "s3_server.py"), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # the server logs every request: into a file, never a pipe nobody drains (a full pipe blocks
+    # the server mid-request and the clients time out)
+    log = open(tmp_path_factory.mktemp("s3") / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, str(HERE / "s3_server.py"), str(port)], stdout=log, stderr=subprocess.STDOUT)
     try:
-        _wait_for_port(port, proc, "moto S3 server")
+        _wait_for_port(port, proc, "moto S3 server", log_path=log.name)
         yield S3Server(f"http://127.0.0.1:{port}")
     finally:
         proc.terminate()
@@ -76,6 +78,7 @@ def s3_server() -> Iterator[S3Server]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        log.close()
 
 
 @pytest.fixture
