@@ -53,14 +53,14 @@ def split_by_groups(table: pa.Table, columns: Sequence[str]) -> list[pa.Table]:
     return [ordered.slice(int(s), int(e - s)) for s, e in zip(starts, ends)]
 
 
-_NUMPY_SORTABLE = (pa.types.is_integer, pa.types.is_floating, pa.types.is_date, pa.types.is_timestamp, pa.types.is_boolean)
+NUMPY_SORTABLE = (pa.types.is_integer, pa.types.is_floating, pa.types.is_date, pa.types.is_timestamp, pa.types.is_boolean)
 
 
 def sort_indices(table: pa.Table, keys: Sequence[str]) -> pa.Array:
     """Stable ascending sort order by ``keys`` (nulls first). NumPy's lexsort when every key is
     a null-free fixed-width column (several times faster than Arrow's multi-key sort)."""
     columns = [table.column(k) for k in keys]
-    if all(c.null_count == 0 and any(check(c.type) for check in _NUMPY_SORTABLE) for c in columns):
+    if all(c.null_count == 0 and any(check(c.type) for check in NUMPY_SORTABLE) for c in columns):
         arrays = [np.asarray(c.to_numpy()) for c in reversed(columns)]
         return pa.array(np.lexsort(arrays))
     return pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys], null_placement="at_start")

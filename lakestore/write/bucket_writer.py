@@ -152,10 +152,19 @@ class MergeTreeBucketWriter(BucketWriter):
         self.row_deduplicate = row_deduplicate
         self.value_names = value_names or []
         self._input: list[pa.Table] = []
+        self._presorted = False
 
-    def write_kv(self, rows: pa.Table, kinds: pa.Array) -> None:
+    def write_kv(self, rows: pa.Table, kinds: pa.Array, *, arrival: np.ndarray | None = None) -> None:
+        """Buffer rows with sequence numbers in arrival order. ``arrival``: the rows come sorted
+        by key and these are their positions in the input batch; each row is numbered by its
+        rank among them, and a buffer holding only this chunk needs no sort at flush."""
+        self._presorted = arrival is not None and not self.buffer
         n = rows.num_rows
-        sequence = pa.array(np.arange(self.next_sequence, self.next_sequence + n, dtype=np.int64))
+        if arrival is None:
+            offsets = np.arange(n, dtype=np.int64)
+        else:
+            offsets = np.searchsorted(np.sort(arrival), arrival).astype(np.int64)
+        sequence = pa.array(self.next_sequence + offsets)
         self.next_sequence += n
         prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
         self.write(prepared)
@@ -201,7 +210,8 @@ class MergeTreeBucketWriter(BucketWriter):
         return self.changelog_writer.write_kv(changes, level=0) if changes.num_rows else []
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
-        ordered = rows.take(sort_indices(rows, self.sort_columns))
+        ordered = rows if self._presorted else rows.take(sort_indices(rows, self.sort_columns))
+        self._presorted = False
         merged = self.merge_engine.merge(ordered, self.key_names)
         if isinstance(self.merge_engine, FirstRowEngine):
             merged = self._drop_existing_keys(merged)

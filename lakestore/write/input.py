@@ -3,7 +3,7 @@ compute each row's partition and bucket (vectorised)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from lakestore.errors import NullKeyError, SchemaMismatchError
 from lakestore.format.binary_row import encode_values
+from lakestore.format.arrow_ops import NUMPY_SORTABLE
 from lakestore.format.bucket import compute_buckets
 from lakestore.format.kv import ROW_KIND_SHORT
 from lakestore.format.partition_path import partition_path
@@ -103,30 +104,48 @@ def partition_spec(schema: TableSchema, values: tuple[Any, ...]) -> PartitionSpe
     return PartitionSpec(values, encode_values(types, values), partition_path(schema.partition_keys, types, values, default_name=default))
 
 
-def split_by_partition_and_bucket(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...]) -> Iterator[tuple[tuple[Any, ...], int, pa.Table]]:
-    """Group rows by (partition values, bucket), keeping input order inside each group."""
+@dataclass(frozen=True)
+class Routed:
+    """The rows of one (partition, bucket) of an input batch. ``positions`` is set when the
+    rows were also sorted by key: each row's position in the input batch (arrival order)."""
+
+    partition_values: tuple[Any, ...]
+    bucket: int
+    rows: pa.Table
+    positions: np.ndarray | None
+
+
+def split_by_partition_and_bucket(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...], *, sort_columns: Sequence[str] = ()) -> Iterator[Routed]:
+    """Group rows by (partition values, bucket), keeping input order inside each group.
+
+    With ``sort_columns`` that NumPy can sort (fixed width, no nulls), each group also comes out
+    stably sorted by them, in the same single reorder, with the rows' input positions (so
+    writers skip their own sort yet number rows in arrival order)."""
     n = data.num_rows
     if n == 0:
         return
     group = buckets.astype(np.int64)
     radix = int(buckets.max()) + 1 if n else 1
-    dictionaries = []
     for name in partition_keys:
         encoded = pc.dictionary_encode(data.column(name).combine_chunks(), null_encoding="encode")
         codes = np.asarray(encoded.indices, dtype=np.int64)
-        dictionaries.append(encoded.dictionary)
         group = group + codes * radix
         radix *= len(encoded.dictionary)
-    if (group == group[0]).all():
-        values = tuple(data.column(k)[0].as_py() for k in partition_keys)
-        yield values, int(buckets[0]), data
+    keys = [data.column(c) for c in sort_columns]
+    presort = bool(keys) and all(k.null_count == 0 and any(check(k.type) for check in NUMPY_SORTABLE) for k in keys)
+    single = bool((group == group[0]).all())
+    if single and not presort:
+        yield Routed(tuple(data.column(k)[0].as_py() for k in partition_keys), int(buckets[0]), data, None)
         return
-    order = np.argsort(group, kind="stable")
+    if presort:
+        order = np.lexsort([np.asarray(k.to_numpy()) for k in reversed(keys)] + ([] if single else [group]))
+    else:
+        order = np.argsort(group, kind="stable")
     ordered = data.take(pa.array(order))
     sorted_groups = group[order]
     starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_groups)) + 1, [n]])
     bucket_sorted = buckets[order]
-    for s, e in zip(starts[:-1], starts[1:]):
-        chunk = ordered.slice(int(s), int(e - s))
+    for s_, e in zip(starts[:-1], starts[1:]):
+        chunk = ordered.slice(int(s_), int(e - s_))
         values = tuple(chunk.column(k)[0].as_py() for k in partition_keys)
-        yield values, int(bucket_sorted[s]), chunk
+        yield Routed(values, int(bucket_sorted[s_]), chunk, order[s_:e] if presort else None)
