@@ -18,6 +18,7 @@ from lakestore.compact import compact_bucket, select_buckets
 from lakestore.errors import PartitionValueError
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.spark.write import MESSAGE_COLUMN, MESSAGE_SCHEMA, collect_messages, commit_messages
+from lakestore.io.fileio import FileIO
 from lakestore.table import Table
 
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
@@ -36,9 +37,9 @@ def _partition_filter(table: Table, partitions: Partitions) -> list[dict[str, An
     return [dict(s) for s in specs]
 
 
-def _compact_tasks(path: str, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
+def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = Table.from_path(path)
+        table = Table.from_path(path, file_io=file_io)
         snapshot = table.snapshot(snapshot_id)
         for batch in batches:
             payload = []
@@ -66,7 +67,7 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))
-    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, snapshot.id, targets, full), MESSAGE_SCHEMA))
+    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, table.file_io, snapshot.id, targets, full), MESSAGE_SCHEMA))
     if not messages:
         return []
     user = f"compact-{uuid.uuid4()}"

@@ -20,6 +20,7 @@ from lakestore.errors import SchemaMismatchError
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Split
 from lakestore.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
+from lakestore.io.fileio import FileIO
 from lakestore.table import Table
 
 _BATCH_ROWS = 65536
@@ -37,9 +38,9 @@ def group_splits(splits: Sequence[Split], groups: int) -> list[list[Split]]:
     return [g for g in out if g]
 
 
-def _read_groups(path: str, groups: list[list[Split]], columns: list[str], predicate: Predicate | None, target: pa.Schema) -> Any:
+def _read_groups(path: str, file_io: FileIO, groups: list[list[Split]], columns: list[str], predicate: Predicate | None, target: pa.Schema) -> Any:
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        reader = Table.from_path(path).split_reader()
+        reader = Table.from_path(path, file_io=file_io).split_reader()
         for batch in batches:
             for index in batch.column(0).to_pylist():
                 for split in groups[index]:
@@ -70,4 +71,4 @@ def read_dataframe(spark: SparkSession, table: Table, *, columns: Sequence[str] 
     groups = group_splits(splits, cap)
     target = spark_arrow_schema(table.schema, selected)
     tasks = spark.range(0, len(groups), 1, numPartitions=len(groups))
-    return tasks.mapInArrow(_read_groups(table.path, groups, selected, filter, target), schema)
+    return tasks.mapInArrow(_read_groups(table.path, table.file_io, groups, selected, filter, target), schema)

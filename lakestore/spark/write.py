@@ -32,6 +32,7 @@ from lakestore import errors
 from lakestore.errors import PartitionValueError
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lakestore.io.fileio import FileIO
 from lakestore.table import Table
 from lakestore.write.input import assign_buckets, conform
 
@@ -76,9 +77,9 @@ def _check_schema(df: DataFrame, table: Table) -> None:
     conform(empty, table.schema)
 
 
-def _bucket_rows(path: str) -> Any:
+def _bucket_rows(path: str, file_io: FileIO) -> Any:
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        schema = Table.from_path(path).schema
+        schema = Table.from_path(path, file_io=file_io).schema
         for batch in batches:
             # Buckets hash the table's binary row layout: hash conformed values, ship the originals.
             rows = conform(pa.Table.from_batches([batch]), schema)
@@ -88,7 +89,7 @@ def _bucket_rows(path: str) -> Any:
     return assign
 
 
-def _write_buckets(path: str, commit_user: str, overwrite: Overwrite) -> Any:
+def _write_buckets(path: str, file_io: FileIO, commit_user: str, overwrite: Overwrite) -> Any:
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         writer = None
         try:
@@ -96,7 +97,7 @@ def _write_buckets(path: str, commit_user: str, overwrite: Overwrite) -> Any:
                 if not batch.num_rows:
                     continue
                 if writer is None:  # lazily: an empty task need not index the table's files
-                    writer = Table.from_path(path).new_write(commit_user=commit_user, overwrite=overwrite)
+                    writer = Table.from_path(path, file_io=file_io).new_write(commit_user=commit_user, overwrite=overwrite)
                 index = batch.schema.get_field_index(BUCKET_COLUMN)
                 writer.write_arrow(batch.remove_column(index) if index >= 0 else batch)
             if writer is None:
@@ -174,12 +175,12 @@ def write_dataframe(df: DataFrame, table: Table, *, overwrite: Overwrite = None,
     fixed_buckets = schema.core_options().bucket > 0
     if fixed_buckets:
         with_bucket = T.StructType([*df.schema.fields, T.StructField(BUCKET_COLUMN, T.IntegerType(), nullable=False)])
-        routed = df.mapInArrow(_bucket_rows(table.path), with_bucket)
+        routed = df.mapInArrow(_bucket_rows(table.path, table.file_io), with_bucket)
         routed = routed.repartition(*[F.col(k) for k in schema.partition_keys], F.col(BUCKET_COLUMN))
     else:
         # bucket-unaware append table: any task may write any partition, no shuffle needed.
         routed = df
-    written = routed.mapInArrow(_write_buckets(table.path, user, overwrite), MESSAGE_SCHEMA)
+    written = routed.mapInArrow(_write_buckets(table.path, table.file_io, user, overwrite), MESSAGE_SCHEMA)
     messages = collect_messages(written)
     if not messages and overwrite is None:
         return None
