@@ -150,7 +150,7 @@ def _strategy(type_text: str):
         s = st.floats(allow_nan=False)
     elif root == "DECIMAL":
         p, sc = t.precision, t.scale
-        s = st.integers(-(10**p) + 1, 10**p - 1).map(lambda u, sc=sc: decimal.Decimal(u).scaleb(-sc))
+        s = st.integers(-(10**p) + 1, 10**p - 1).map(lambda u, sc=sc: decimal.Decimal(u).scaleb(-sc, decimal.Context(prec=60)))
     elif t.is_string:
         s = st.text(max_size=40)
     elif t.is_binary:

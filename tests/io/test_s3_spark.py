@@ -18,6 +18,9 @@ SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", 
 
 @pytest.fixture(scope="module")
 def spark():
+    active = pyspark.sql.SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()  # a session left by another module may not be configured for this test
     session = create_spark_session(master="local[2]", app_name="lakestore-s3-test", conf={"spark.sql.shuffle.partitions": "4"})
     yield session
     session.stop()

@@ -11,8 +11,15 @@ import lakestore  # noqa: E402
 
 @pytest.fixture(scope="session")
 def spark():
+    from pyspark.sql import SparkSession
+
     from lakestore.spark import create_spark_session
 
+    # Another test module (the pipeline's resources) may have left a session with other
+    # settings running in this process; getOrCreate would hand that one back.
+    active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.master != "local[2,2]":
+        active.stop()
     # local[2,2]: 2 cores, and a failed task is retried once (as on a cluster), so crash tests
     # can check what a retried task leaves behind.
     session = create_spark_session(
