@@ -79,6 +79,12 @@ class MergeEngine(ABC):
         """Merge, then drop keys whose merged result is a retraction (reads, last-level compaction)."""
         return drop_retracts(self.merge(rows, key_columns))
 
+    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+        """For engines whose result is one input row per key: that row's position in the
+        key-sorted order, given each key group's [start, end). Lets readers take the winning
+        rows straight from the unsorted input in one pass. None: the engine combines rows."""
+        return None
+
 
 class DeduplicateEngine(MergeEngine):
     """The newest row of a key wins; a newest -U/-D removes the key."""
@@ -92,6 +98,9 @@ class DeduplicateEngine(MergeEngine):
         if groups.count == rows.num_rows:
             return rows
         return rows.take(pa.array(groups.lasts))
+
+    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+        return ends - 1
 
 
 class FirstRowEngine(MergeEngine):
@@ -116,6 +125,9 @@ class FirstRowEngine(MergeEngine):
         if groups.count == rows.num_rows:
             return rows
         return rows.take(pa.array(groups.starts))
+
+    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+        return starts
 
 
 def last_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.ndarray:

@@ -9,15 +9,15 @@ from collections.abc import Sequence
 from typing import Any
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from lakestore.format.arrow_ops import sort_indices
-from lakestore.format.kv import DELETE, SEQUENCE_NUMBER, UPDATE_BEFORE, VALUE_KIND
+from lakestore.format.arrow_ops import group_last, group_starts, sort_indices
+from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.parquet import read_parquet
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
-from lakestore.merge import create_merge_engine
+from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.predicate import Predicate, apply_filter
@@ -62,11 +62,12 @@ class SplitReader:
             parts = [self._read_file(split, f, needed, False) for f in split.files]
             table = _concat(parts)
         elif split.raw_convertible:
-            parts = [self._read_file(split, f, needed, True) for f in split.files]
+            # Files whose metadata says they hold no retraction are read without system columns.
+            clean = all(f.delete_row_count == 0 for f in split.files)
+            parts = [self._read_file(split, f, needed, not clean) for f in split.files]
             table = _concat(parts)
-            kinds = table.column(VALUE_KIND)
-            if table.num_rows and (pc.max(kinds).as_py() or 0) >= UPDATE_BEFORE:
-                table = table.filter(pc.invert(pc.or_(pc.equal(kinds, UPDATE_BEFORE), pc.equal(kinds, DELETE))))
+            if not clean:
+                table = drop_retracts(table)
         else:
             merge_columns = list(dict.fromkeys(self.key_names + self.sequence_fields + needed))
             # Oldest run first: the highest level, then level-0 files by sequence. Each file holds
@@ -76,10 +77,20 @@ class SplitReader:
             prefilter = predicate if predicate is not None and predicate.columns() <= self._key_and_partition else None
             parts = [apply_filter(self._read_file(split, f, merge_columns, True), prefilter) for f in oldest_first]
             rows = _concat(parts)
-            order = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
-            ordered = rows.take(sort_indices(rows, order))
+            if rows.num_rows == 0:
+                return rows.select(list(columns))
+            order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
+            order = sort_indices(rows, order_columns)
             assert self.merge_engine is not None
-            table = self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
+            keys = rows.select(self.key_names).take(order)
+            starts = group_starts(keys, self.key_names)
+            picked = self.merge_engine.pick(starts, group_last(starts, keys.num_rows) + 1)
+            if picked is not None:
+                # One take of the winning rows from the unsorted input instead of sorting all
+                # columns first (the engine keeps one input row per key).
+                table = drop_retracts(rows.take(np.asarray(order)[picked]))
+            else:
+                table = self.merge_engine.merge_and_drop_retracts(rows.take(order), self.key_names)
         table = apply_filter(table, predicate)
         return table.select(list(columns))
 
