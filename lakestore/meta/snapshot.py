@@ -197,18 +197,23 @@ class SnapshotManager:
 
     def find_committed(self, commit_user: str, commit_identifier: int, commit_kind: str, *, after_id: int | None) -> Snapshot | None:
         """The snapshot committed by ``commit_user`` with this identifier and kind, if it landed
-        after snapshot ``after_id`` (None = search all retained snapshots, newest first)."""
+        after snapshot ``after_id`` (None = search all retained snapshots, newest first).
+
+        The scan stops at the first missing (expired) snapshot instead of listing the snapshot
+        folder. It does not stop at a smaller identifier of the same user: pipelines re-run old
+        partitions with their old identifiers, out of order."""
         latest = self.latest_id()
         if latest is None:
             return None
         lower = (after_id or 0) + 1
-        earliest = self.earliest_id() or 1
-        for snapshot_id in range(latest, max(lower, earliest) - 1, -1):
+        for snapshot_id in range(latest, lower - 1, -1):
             try:
                 snapshot = self.get(snapshot_id)
             except SnapshotNotFoundError:
                 break
-            if snapshot.commit_user == commit_user and snapshot.commit_identifier == commit_identifier and snapshot.commit_kind == commit_kind:
+            if snapshot.commit_user != commit_user:
+                continue
+            if snapshot.commit_identifier == commit_identifier and snapshot.commit_kind == commit_kind:
                 return snapshot
         return None
 
@@ -217,8 +222,7 @@ class SnapshotManager:
         latest = self.latest_id()
         if latest is None:
             return None
-        earliest = self.earliest_id() or 1
-        for snapshot_id in range(latest, earliest - 1, -1):
+        for snapshot_id in range(latest, 0, -1):
             try:
                 snapshot = self.get(snapshot_id)
             except SnapshotNotFoundError:
