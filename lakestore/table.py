@@ -52,8 +52,6 @@ class Table:
             raise TableNotFoundError(f"no table at {self.path} (no schema files)")
         self.schema: TableSchema = schema
         self.options = schema.core_options()
-        # Values a table was created with must be usable: fail early and by name.
-        self.options.bucket, self.options.merge_engine, self.options.target_file_size  # noqa: B018
         self.snapshot_manager = SnapshotManager(self.file_io, self.path)
         self._manifests = ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
 

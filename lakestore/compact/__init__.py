@@ -4,7 +4,7 @@ whole-table compaction committed as one COMPACT snapshot."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -113,12 +113,11 @@ class BucketCompactor:
         return self.changelog_writer.write_kv(changes, level=0)
 
     def _top_level_rows(self, files: Sequence[DataFileMeta]) -> pa.Table:
-        columns = self.schema.field_names + [SEQUENCE_NUMBER, VALUE_KIND]
         if not files:
-            return pa.schema([self.schema.arrow_schema().field(c) for c in self.schema.field_names] + [pa.field(SEQUENCE_NUMBER, pa.int64()), pa.field(VALUE_KIND, pa.int8())]).empty_table().select(columns)
+            system = [pa.field(SEQUENCE_NUMBER, pa.int64()), pa.field(VALUE_KIND, pa.int8())]
+            return pa.schema(list(self.schema.arrow_schema()) + system).empty_table()
         rows = pa.concat_tables([self.read_file(f) for f in files])
-        keys = list(self.schema.trimmed_primary_keys)
-        return drop_retracts(rows.take(sort_indices(rows, keys)))
+        return drop_retracts(rows.take(sort_indices(rows, self.schema.trimmed_primary_keys)))
 
 
 def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]]:
@@ -130,28 +129,32 @@ def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, i
     return out
 
 
+def _compact_files(table: Table, partition: bytes, bucket: int, total_buckets: int, files: list[DataFileMeta], *, full: bool) -> CommitMessage | None:
+    values = decode_row(partition, table.schema.types_of(table.schema.partition_keys))
+    compactor = BucketCompactor(table.file_io, table.path, table.schema, table.schema_manager, partition_values=values, bucket=bucket)
+    result = compactor.compact(files, full=full)
+    if result.is_empty:
+        return None
+    return CommitMessage(
+        partition, bucket, total_buckets,
+        compact_before=tuple(result.before), compact_after=tuple(result.after), compact_changelog_files=tuple(result.changelog),
+    )
+
+
 def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, snapshot: Snapshot | None = None) -> CommitMessage | None:
     """Compact one bucket of the table's latest (or given) snapshot; None if nothing to do."""
     snapshot = snapshot if snapshot is not None else table.latest_snapshot()
     entries = [e for e in live_entries(table.manifests(), snapshot) if e.partition == partition and e.bucket == bucket]
     if not entries:
         return None
-    values = decode_row(partition, table.schema.types_of(table.schema.partition_keys))
-    compactor = BucketCompactor(table.file_io, table.path, table.schema, table.schema_manager, partition_values=values, bucket=bucket)
-    result = compactor.compact([e.file for e in entries], full=full)
-    if result.is_empty:
-        return None
-    return CommitMessage(
-        partition, bucket, entries[0].total_buckets,
-        compact_before=tuple(result.before), compact_after=tuple(result.after), compact_changelog_files=tuple(result.changelog),
-    )
+    return _compact_files(table, partition, bucket, entries[0].total_buckets, [e.file for e in entries], full=full)
 
 
-def select_buckets(table: Table, snapshot: Snapshot | None, partitions: Sequence[Mapping[str, Any]] | None) -> list[tuple[bytes, int]]:
+def _in_partitions(table: Table, buckets: Iterable[tuple[bytes, int]], partitions: Sequence[Mapping[str, Any]] | None) -> list[tuple[bytes, int]]:
     keys = table.schema.partition_keys
     types = table.schema.types_of(keys)
     selected = []
-    for partition, bucket in sorted(bucket_files(table, snapshot)):
+    for partition, bucket in sorted(buckets):
         if partitions is not None:
             values = dict(zip(keys, decode_row(partition, types)))
             if not any(all(values.get(k) == v for k, v in p.items()) for p in partitions):
@@ -160,12 +163,18 @@ def select_buckets(table: Table, snapshot: Snapshot | None, partitions: Sequence
     return selected
 
 
+def select_buckets(table: Table, snapshot: Snapshot | None, partitions: Sequence[Mapping[str, Any]] | None) -> list[tuple[bytes, int]]:
+    """The (partition, bucket)s of a snapshot in the chosen partitions (all by default)."""
+    return _in_partitions(table, bucket_files(table, snapshot), partitions)
+
+
 def compact_table(table: Table, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None) -> list[Snapshot]:
     """Compact the chosen partitions (all by default) and commit one COMPACT snapshot."""
-    snapshot = table.latest_snapshot()
+    index = bucket_files(table, table.latest_snapshot())  # one scan of the snapshot for every bucket
     messages = []
-    for partition, bucket in select_buckets(table, snapshot, partitions):
-        message = compact_bucket(table, partition, bucket, full=full, snapshot=snapshot)
+    for partition, bucket in _in_partitions(table, index, partitions):
+        total_buckets, files = index[(partition, bucket)]
+        message = _compact_files(table, partition, bucket, total_buckets, files, full=full)
         if message is not None:
             messages.append(message)
     if not messages:

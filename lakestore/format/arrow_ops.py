@@ -38,21 +38,6 @@ def group_last(starts: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([starts[1:], [n]]).astype(np.int64) - 1
 
 
-def sort_table(table: pa.Table, keys: Sequence[str]) -> pa.Table:
-    if table.num_rows <= 1 or not keys:
-        return table
-    indices = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys], null_placement="at_start")
-    return table.take(indices)
-
-
-def split_by_groups(table: pa.Table, columns: Sequence[str]) -> list[pa.Table]:
-    """Sort by ``columns`` and cut into one slice per distinct value combination."""
-    ordered = sort_table(table, columns)
-    starts = group_starts(ordered, columns)
-    ends = np.concatenate([starts[1:], [ordered.num_rows]])
-    return [ordered.slice(int(s), int(e - s)) for s, e in zip(starts, ends)]
-
-
 NUMPY_SORTABLE = (pa.types.is_integer, pa.types.is_floating, pa.types.is_date, pa.types.is_timestamp, pa.types.is_boolean)
 
 

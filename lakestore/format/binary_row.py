@@ -239,11 +239,6 @@ def encode_values(types: Sequence[DataType], values: Sequence[Any]) -> bytes:
     return encode_rows(types, arrays, 1).row(0)
 
 
-def encode_table_row(types: Sequence[DataType], table: pa.Table, columns: Sequence[str], index: int) -> bytes:
-    arrays = [table.column(c).slice(index, 1) for c in columns]
-    return encode_rows(types, arrays, 1).row(0)
-
-
 EMPTY_ROW = struct.pack(">i", 0) + bytes(8)
 
 
@@ -325,8 +320,3 @@ def _decode_value(t: DataType, slot_bytes: bytes, row: memoryview) -> Any:
         value = _EPOCH + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
         return value.replace(tzinfo=dt.timezone.utc) if root == "TIMESTAMP_LTZ" else value
     raise UnsupportedTypeError(f"cannot decode {t}")
-
-
-def values_to_arrow(types: Sequence[DataType], rows: Sequence[Sequence[Any]]) -> list[pa.Array]:
-    """Column arrays from decoded rows (used to build partition columns for reads)."""
-    return [pa.array([r[i] for r in rows], type=t.to_arrow()) for i, t in enumerate(types)]

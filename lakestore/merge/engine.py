@@ -47,9 +47,13 @@ class Groups:
         return np.repeat(np.arange(self.count), self.ends - self.starts)
 
 
+def _is_retract(kinds: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    values = np.asarray(kinds.to_numpy(), dtype=np.int8)
+    return (values == UPDATE_BEFORE) | (values == DELETE)
+
+
 def retract_mask(rows: pa.Table) -> np.ndarray:
-    kinds = np.asarray(rows.column(VALUE_KIND).to_numpy(), dtype=np.int8)
-    return (kinds == UPDATE_BEFORE) | (kinds == DELETE)
+    return _is_retract(rows.column(VALUE_KIND))
 
 
 def drop_retracts(rows: pa.Table) -> pa.Table:
@@ -60,8 +64,7 @@ def drop_retracts(rows: pa.Table) -> pa.Table:
 
 
 def retract_count(kinds: pa.Array | pa.ChunkedArray) -> int:
-    values = np.asarray(kinds.to_numpy(), dtype=np.int8)
-    return int(np.count_nonzero((values == UPDATE_BEFORE) | (values == DELETE)))
+    return int(np.count_nonzero(_is_retract(kinds)))
 
 
 class MergeEngine(ABC):
@@ -86,10 +89,11 @@ class MergeEngine(ABC):
         return None
 
 
-class DeduplicateEngine(MergeEngine):
-    """The newest row of a key wins; a newest -U/-D removes the key."""
+class _SingleRowEngine(MergeEngine):
+    """Engines whose result is one of the key's input rows, chosen by ``pick``."""
 
-    name = "deduplicate"
+    @abstractmethod
+    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray: ...
 
     def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
         if rows.num_rows <= 1:
@@ -97,13 +101,19 @@ class DeduplicateEngine(MergeEngine):
         groups = Groups.of(rows, key_columns)
         if groups.count == rows.num_rows:
             return rows
-        return rows.take(pa.array(groups.lasts))
+        return rows.take(pa.array(self.pick(groups.starts, groups.ends)))
 
-    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+
+class DeduplicateEngine(_SingleRowEngine):
+    """The newest row of a key wins; a newest -U/-D removes the key."""
+
+    name = "deduplicate"
+
+    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         return ends - 1
 
 
-class FirstRowEngine(MergeEngine):
+class FirstRowEngine(_SingleRowEngine):
     """The oldest row of a key wins. Retractions are refused unless ``ignore-delete``."""
 
     name = "first-row"
@@ -118,15 +128,7 @@ class FirstRowEngine(MergeEngine):
             return drop_retracts(rows)
         return rows
 
-    def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
-        if rows.num_rows <= 1:
-            return rows
-        groups = Groups.of(rows, key_columns)
-        if groups.count == rows.num_rows:
-            return rows
-        return rows.take(pa.array(groups.starts))
-
-    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         return starts
 
 

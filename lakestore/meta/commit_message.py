@@ -45,11 +45,6 @@ class CompactResult:
     after: list[DataFileMeta] = field(default_factory=list)
     changelog: list[DataFileMeta] = field(default_factory=list)
 
-    def merge(self, other: CompactResult) -> None:
-        self.before += other.before
-        self.after += other.after
-        self.changelog += other.changelog
-
     @property
     def is_empty(self) -> bool:
         return not self.before and not self.after and not self.changelog
