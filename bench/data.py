@@ -12,14 +12,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 DTS = ("2024-01-01", "2024-01-02", "2024-01-03")
-SCHEMA = pa.schema([
-    pa.field("dt", pa.string(), nullable=False),
-    pa.field("id", pa.int64(), nullable=False),
-    pa.field("name", pa.string()),
-    pa.field("value", pa.float64()),
-    pa.field("version", pa.int32()),
-    pa.field("ts", pa.int64()),
-])
+SCHEMA = pa.schema(
+    [
+        pa.field("dt", pa.string(), nullable=False),
+        pa.field("id", pa.int64(), nullable=False),
+        pa.field("name", pa.string()),
+        pa.field("value", pa.float64()),
+        pa.field("version", pa.int32()),
+        pa.field("ts", pa.int64()),
+    ]
+)
 PRIMARY_KEYS = ("dt", "id")
 PARTITION_KEYS = ("dt",)
 OPTIONS = {"bucket": "4"}
@@ -38,9 +40,17 @@ def rows_for(ids: np.ndarray, version: int, rng: np.random.Generator) -> pa.Tabl
     name = pc.binary_join_element_wise(pa.scalar("customer-"), pc.cast(pa.array(ids % 1_000_003), pa.string()), pa.scalar(""))
     value = rng.random(len(ids))
     ts = 1_700_000_000_000 + version * 1_000_000 + rng.integers(0, 1_000_000, len(ids))
-    return pa.Table.from_arrays([
-        dt, pa.array(ids), name, pa.array(value), pa.array(np.full(len(ids), version, dtype=np.int32)), pa.array(ts.astype(np.int64)),
-    ], schema=SCHEMA)
+    return pa.Table.from_arrays(
+        [
+            dt,
+            pa.array(ids),
+            name,
+            pa.array(value),
+            pa.array(np.full(len(ids), version, dtype=np.int32)),
+            pa.array(ts.astype(np.int64)),
+        ],
+        schema=SCHEMA,
+    )
 
 
 def upsert_commits(plan: tuple[tuple[int, int], ...], scale: float, *, seed: int = 10) -> list[pa.Table]:
@@ -52,7 +62,7 @@ def upsert_commits(plan: tuple[tuple[int, int], ...], scale: float, *, seed: int
     written = 0
     commits = []
     for version, (n_new, n_upd) in enumerate(sized, start=1):
-        new_ids = pool[written:written + n_new]
+        new_ids = pool[written : written + n_new]
         upd_ids = rng.choice(pool[:written], size=min(n_upd, written), replace=False) if n_upd and written else np.empty(0, np.int64)
         written += n_new
         ids = np.concatenate([new_ids, upd_ids])[rng.permutation(len(new_ids) + len(upd_ids))]
@@ -78,7 +88,7 @@ def new_key_chunks(total_rows: int, *, chunk: int = 500_000, seed: int = 6):
     rng = np.random.default_rng(seed)
     ids = rng.permutation(total_rows).astype(np.int64) + 5_000_000_000
     for start in range(0, total_rows, chunk):
-        yield rows_for(ids[start:start + chunk], 1, rng)
+        yield rows_for(ids[start : start + chunk], 1, rng)
 
 
 def write_stream(path: Path, total_rows: int, *, chunk: int = 500_000, seed: int = 6) -> Path:

@@ -13,7 +13,13 @@ from bench import data
 def create_table(warehouse: Path, name: str, options: dict[str, str] | None = None) -> lakestore.Table:
     catalog = lakestore.Catalog(str(warehouse))
     catalog.create_database("bench", exist_ok=True)
-    return catalog.create_table(f"bench.{name}", schema=data.SCHEMA, partition_keys=list(data.PARTITION_KEYS), primary_keys=list(data.PRIMARY_KEYS), options=dict(options or data.OPTIONS))
+    return catalog.create_table(
+        f"bench.{name}",
+        schema=data.SCHEMA,
+        partition_keys=list(data.PARTITION_KEYS),
+        primary_keys=list(data.PRIMARY_KEYS),
+        options=dict(options or data.OPTIONS),
+    )
 
 
 def write_commits(table: lakestore.Table, commits: list[pa.Table]) -> None:

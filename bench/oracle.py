@@ -47,7 +47,9 @@ class Oracle:
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)  # the oracle must never see lakestore
         try:
-            res = subprocess.run([str(self.python), str(RUNNER), path], capture_output=True, text=True, timeout=timeout, env=env, cwd=str(HERE))
+            res = subprocess.run(
+                [str(self.python), str(RUNNER), path], capture_output=True, text=True, timeout=timeout, env=env, cwd=str(HERE)
+            )
         except subprocess.TimeoutExpired as exc:
             raise OracleRunError(f"oracle task {task} timed out after {timeout}s") from exc
         finally:

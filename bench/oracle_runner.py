@@ -25,20 +25,27 @@ NATIVE_READ = {"read.native.enabled": "true"}
 
 def _read_ipc(path):
     import pyarrow as pa
+
     with pa.memory_map(path, "r") as src:
         return pa.ipc.open_file(src).read_all()
 
 
 def _catalog(warehouse):
     from pypaimon import CatalogFactory
+
     return CatalogFactory.create({"warehouse": os.path.abspath(warehouse)})
 
 
 def _create(catalog, identifier, arrow_schema, spec):
     from pypaimon import Schema
+
     catalog.create_database(identifier.split(".")[0], True)
-    schema = Schema.from_pyarrow_schema(arrow_schema, partition_keys=spec.get("partition_keys") or None,
-                                        primary_keys=spec.get("primary_keys") or None, options=dict(spec.get("options") or {}))
+    schema = Schema.from_pyarrow_schema(
+        arrow_schema,
+        partition_keys=spec.get("partition_keys") or None,
+        primary_keys=spec.get("primary_keys") or None,
+        options=dict(spec.get("options") or {}),
+    )
     catalog.create_table(identifier, schema, False)
     return catalog.get_table(identifier)
 
@@ -49,12 +56,14 @@ class _Fallbacks:
     def __init__(self):
         self.read_reasons = []
         from pypaimon.read import table_read as tr
+
         original = tr.TableRead._native_fallback
         outer = self
 
         def wrapped(self_, reason, *args, **kwargs):
             outer.read_reasons.append(str(reason))
             return original(self_, reason, *args, **kwargs)
+
         tr.TableRead._native_fallback = wrapped
 
 
@@ -79,9 +88,11 @@ def _one_commit(table, data):
 def task_versions(spec):
     import pyarrow
     import pypaimon
+
     out = {"pyarrow": pyarrow.__version__, "pypaimon": getattr(pypaimon, "__version__", "?"), "python": sys.version.split()[0]}
     try:
         from importlib.metadata import version
+
         out["pypaimon-rust"] = version("pypaimon-rust")
         out["pypaimon"] = version("pypaimon")
     except Exception as e:  # noqa: BLE001
@@ -107,8 +118,12 @@ def task_pk_write(spec):
             steps.append(time.perf_counter() - t0)
         times.append(time.perf_counter() - start)
         per_commit.append(steps)
-    return {"times": times, "per_commit": per_commit, "native_write_used": all(native_flags) if spec["mode"] == "native" else False,
-            "table_path": os.path.join(os.path.abspath(spec["warehouse"]), "bench.db", "w_%s_%d" % (spec["mode"], spec["reps"] - 1))}
+    return {
+        "times": times,
+        "per_commit": per_commit,
+        "native_write_used": all(native_flags) if spec["mode"] == "native" else False,
+        "table_path": os.path.join(os.path.abspath(spec["warehouse"]), "bench.db", "w_%s_%d" % (spec["mode"], spec["reps"] - 1)),
+    }
 
 
 def _predicate(rb, filters):
@@ -122,6 +137,7 @@ def _predicate(rb, filters):
 def task_read(spec):
     """Plan and read a table (optionally projected and filtered), ``reps`` times."""
     from pypaimon import CatalogFactory
+
     fallbacks = _Fallbacks()
     table_path = os.path.abspath(spec["table_path"])
     warehouse = os.path.dirname(os.path.dirname(table_path))
@@ -174,6 +190,7 @@ def main(argv):
     with open(argv[1]) as fh:
         spec = json.load(fh)
     import logging
+
     logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
     result = TASKS[spec["task"]](spec)
     sys.stdout.write(json.dumps(result) + "\n")

@@ -38,9 +38,14 @@ def machine() -> list[tuple[str, str]]:
     except OSError:
         load = "n/a"
     return [
-        ("CPU", cpu), ("cores", f"{os.cpu_count()} logical ({usable} usable by this process)"), ("RAM", ram),
-        ("OS", platform.platform()), ("load average at start (1/5/15 min)", load),
-        ("python (lakestore)", sys.version.split()[0]), ("pyarrow (lakestore)", pyarrow.__version__), ("numpy", numpy.__version__),
+        ("CPU", cpu),
+        ("cores", f"{os.cpu_count()} logical ({usable} usable by this process)"),
+        ("RAM", ram),
+        ("OS", platform.platform()),
+        ("load average at start (1/5/15 min)", load),
+        ("python (lakestore)", sys.version.split()[0]),
+        ("pyarrow (lakestore)", pyarrow.__version__),
+        ("numpy", numpy.__version__),
         ("lakestore commit", _git_rev()),
     ]
 
@@ -49,7 +54,9 @@ def _git_rev() -> str:
     root = Path(__file__).resolve().parent.parent
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "lakestore"], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "lakestore"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
         return rev + (" + uncommitted changes under lakestore/" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -63,7 +70,14 @@ def _target_rows(results: list[WorkloadResult]) -> list[tuple[str, str, str, str
     rows = []
     for r in results:
         for t in r.targets:
-            rows.append((t.description, f"{t.op} {fmt_ratio(t.threshold, t.unit)}", fmt_ratio(t.value, t.unit), _met(t.met) + (f" ({t.note})" if t.note else "")))
+            rows.append(
+                (
+                    t.description,
+                    f"{t.op} {fmt_ratio(t.threshold, t.unit)}",
+                    fmt_ratio(t.value, t.unit),
+                    _met(t.met) + (f" ({t.note})" if t.note else ""),
+                )
+            )
         if r.skipped:
             rows.append((f"W{r.number}", "-", "-", f"skipped: {r.skipped}"))
     return rows
@@ -112,7 +126,19 @@ def console_targets(results: list[WorkloadResult]) -> str:
     return "\n".join(lines)
 
 
-def write_markdown(path: Path, results: list[WorkloadResult], *, command: str, scale: float, reps: int, slow_reps: int, oracle_versions: dict[str, Any] | None, profiles: Path | None, seconds: float, machine_info: list[tuple[str, str]] | None = None) -> None:
+def write_markdown(
+    path: Path,
+    results: list[WorkloadResult],
+    *,
+    command: str,
+    scale: float,
+    reps: int,
+    slow_reps: int,
+    oracle_versions: dict[str, Any] | None,
+    profiles: Path | None,
+    seconds: float,
+    machine_info: list[tuple[str, str]] | None = None,
+) -> None:
     lines = [
         "# lakestore benchmark report",
         "",
@@ -123,7 +149,12 @@ def write_markdown(path: Path, results: list[WorkloadResult], *, command: str, s
         "",
         "## Machine",
         "",
-        *_table(("", ""), (machine_info or machine()) + [("load average at end (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg()))] + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()]),
+        *_table(
+            ("", ""),
+            (machine_info or machine())
+            + [("load average at end (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg()))]
+            + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()],
+        ),
         "",
         "## Targets",
         "",

@@ -49,7 +49,16 @@ def main(argv: list[str] | None = None) -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lakestore-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     profiles = HERE / "profiles" if args.profile else None
-    ctx = Context(scale=scale, reps=reps, slow_reps=slow_reps, workdir=workdir, oracle=oracle, profile_dir=profiles, quick=args.quick, spark_rows=args.spark_rows)
+    ctx = Context(
+        scale=scale,
+        reps=reps,
+        slow_reps=slow_reps,
+        workdir=workdir,
+        oracle=oracle,
+        profile_dir=profiles,
+        quick=args.quick,
+        spark_rows=args.spark_rows,
+    )
     command = "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"lakestore bench: scale {scale:g}, {reps} reps ({slow_reps} for slow peers), workdir {workdir}")
     machine_info = machine()  # before the run: the load average at start
@@ -70,8 +79,18 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     print(console_targets(results))
-    write_markdown(args.report, results, command=command.strip(), scale=scale, reps=reps, slow_reps=slow_reps,
-                   oracle_versions=oracle.versions() if oracle else None, profiles=profiles, seconds=time.perf_counter() - start, machine_info=machine_info)
+    write_markdown(
+        args.report,
+        results,
+        command=command.strip(),
+        scale=scale,
+        reps=reps,
+        slow_reps=slow_reps,
+        oracle_versions=oracle.versions() if oracle else None,
+        profiles=profiles,
+        seconds=time.perf_counter() - start,
+        machine_info=machine_info,
+    )
     print(f"report written to {args.report}")
     return 0
 

@@ -64,7 +64,11 @@ class Catalog:
         self.file_io.mkdirs(path)
 
     def list_databases(self) -> list[str]:
-        return sorted(s.path.rsplit("/", 1)[-1][: -len(DB_SUFFIX)] for s in self.file_io.list_status(self.warehouse) if s.is_dir and s.path.endswith(DB_SUFFIX))
+        return sorted(
+            s.path.rsplit("/", 1)[-1][: -len(DB_SUFFIX)]
+            for s in self.file_io.list_status(self.warehouse)
+            if s.is_dir and s.path.endswith(DB_SUFFIX)
+        )
 
     def drop_database(self, name: str, *, cascade: bool = False, missing_ok: bool = False) -> None:
         path = self.database_path(name)
@@ -92,9 +96,7 @@ class Catalog:
         self._require_database(database)
         path = self.database_path(database)
         return sorted(
-            s.path.rsplit("/", 1)[-1]
-            for s in self.file_io.list_status(path)
-            if s.is_dir and SchemaManager(self.file_io, s.path).list_ids()
+            s.path.rsplit("/", 1)[-1] for s in self.file_io.list_status(path) if s.is_dir and SchemaManager(self.file_io, s.path).list_ids()
         )
 
     def create_table(

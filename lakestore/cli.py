@@ -98,10 +98,7 @@ def cmd_describe(args: argparse.Namespace) -> Any:
         "table": table.identifier,
         "path": table.path,
         "schema_id": schema.id,
-        "fields": [
-            {"id": f.id, "name": f.name, "type": f.type.to_paimon(), "comment": f.description}
-            for f in schema.fields
-        ],
+        "fields": [{"id": f.id, "name": f.name, "type": f.type.to_paimon(), "comment": f.description} for f in schema.fields],
         "partition_keys": list(schema.partition_keys),
         "primary_keys": list(schema.primary_keys),
         "options": dict(schema.options),
@@ -113,8 +110,16 @@ def cmd_describe(args: argparse.Namespace) -> Any:
 
 def cmd_snapshots(args: argparse.Namespace) -> Any:
     return [
-        {"id": s.id, "schema_id": s.schema_id, "kind": s.commit_kind, "time": _fmt_time(s.time_millis), "time_millis": s.time_millis,
-         "total_records": s.total_record_count, "delta_records": s.delta_record_count, "commit_user": s.commit_user}
+        {
+            "id": s.id,
+            "schema_id": s.schema_id,
+            "kind": s.commit_kind,
+            "time": _fmt_time(s.time_millis),
+            "time_millis": s.time_millis,
+            "total_records": s.total_record_count,
+            "delta_records": s.delta_record_count,
+            "commit_user": s.commit_user,
+        }
         for s in _table(args).snapshots()
     ]
 
@@ -128,7 +133,10 @@ def cmd_files(args: argparse.Namespace) -> Any:
     for entry in live_entries(table.manifests(), snapshot):
         values = decode_row(entry.partition, types)
         part = partition_path(schema.partition_keys, types, values, default_name=table.options.partition_default_name) or "/"
-        row = shape.setdefault((part, entry.bucket, entry.file.level), {"partition": part, "bucket": entry.bucket, "level": entry.file.level, "files": 0, "rows": 0, "bytes": 0})
+        row = shape.setdefault(
+            (part, entry.bucket, entry.file.level),
+            {"partition": part, "bucket": entry.bucket, "level": entry.file.level, "files": 0, "rows": 0, "bytes": 0},
+        )
         row["files"] += 1
         row["rows"] += entry.file.row_count
         row["bytes"] += entry.file.file_size
@@ -137,9 +145,13 @@ def cmd_files(args: argparse.Namespace) -> Any:
 
 def cmd_tags(args: argparse.Namespace) -> Any:
     return [
-        {"tag": t.name, "snapshot_id": t.snapshot_id, "records": t.snapshot.total_record_count,
-         "created": t.create_time.strftime("%Y-%m-%d %H:%M:%S") if t.create_time else None,
-         "time_retained_ms": t.time_retained_ms}
+        {
+            "tag": t.name,
+            "snapshot_id": t.snapshot_id,
+            "records": t.snapshot.total_record_count,
+            "created": t.create_time.strftime("%Y-%m-%d %H:%M:%S") if t.create_time else None,
+            "time_retained_ms": t.time_retained_ms,
+        }
         for t in _table(args).tags()
     ]
 
@@ -185,9 +197,14 @@ def cmd_expire(args: argparse.Namespace) -> Any:
         num_retained_max=args.retain_max,
         time_retained_ms=_duration(args.older_than) if args.older_than else None,
     )
-    return {"expired_snapshots": list(result.expired_snapshot_ids), "deleted_data_files": result.deleted_data_files,
-            "deleted_changelog_files": result.deleted_changelog_files, "deleted_manifests": result.deleted_manifest_files,
-            "expired_tags": list(result.expired_tags), "earliest_snapshot": result.earliest_snapshot_id}
+    return {
+        "expired_snapshots": list(result.expired_snapshot_ids),
+        "deleted_data_files": result.deleted_data_files,
+        "deleted_changelog_files": result.deleted_changelog_files,
+        "deleted_manifests": result.deleted_manifest_files,
+        "expired_tags": list(result.expired_tags),
+        "earliest_snapshot": result.earliest_snapshot_id,
+    }
 
 
 def cmd_create_tag(args: argparse.Namespace) -> Any:
@@ -221,7 +238,9 @@ def cmd_remove_orphans(args: argparse.Namespace) -> Any:
 # -- parser ------------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakestore", description="Inspect and maintain lakestore (Apache Paimon) tables.")
-    parser.add_argument("-w", "--warehouse", default=os.environ.get("LAKESTORE_WAREHOUSE"), help="warehouse path (default: $LAKESTORE_WAREHOUSE)")
+    parser.add_argument(
+        "-w", "--warehouse", default=os.environ.get("LAKESTORE_WAREHOUSE"), help="warehouse path (default: $LAKESTORE_WAREHOUSE)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -95,14 +95,24 @@ class Table:
         """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user."""
         partition = self._overwrite_partition(overwrite)
         return TableWrite(
-            self.file_io, self.path, self.schema, self.manifests(), self.latest_snapshot(),
-            commit_user=commit_user or str(uuid.uuid4()), overwrite_partition=partition, compactor_factory=self._bucket_compactor,
+            self.file_io,
+            self.path,
+            self.schema,
+            self.manifests(),
+            self.latest_snapshot(),
+            commit_user=commit_user or str(uuid.uuid4()),
+            overwrite_partition=partition,
+            compactor_factory=self._bucket_compactor,
         )
 
     def _bucket_compactor(self, partition_values: tuple[Any, ...], bucket: int, writer: DataFileWriter) -> BucketCompactor:
-        return BucketCompactor(self.file_io, self.path, self.schema, self.schema_manager, partition_values=partition_values, bucket=bucket, writer=writer)
+        return BucketCompactor(
+            self.file_io, self.path, self.schema, self.schema_manager, partition_values=partition_values, bucket=bucket, writer=writer
+        )
 
-    def compact(self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None) -> list[Snapshot]:
+    def compact(
+        self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None
+    ) -> list[Snapshot]:
         """Compact the table (or the given partitions) and commit one COMPACT snapshot.
 
         ``full=True`` merges every bucket into its last level; otherwise the universal picker
@@ -128,7 +138,15 @@ class Table:
             raise PartitionValueError(f"overwrite names {unknown}, which are not partition keys {list(self.schema.partition_keys)}")
         return dict(overwrite)
 
-    def write_arrow(self, data: InputData, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int = BATCH_COMMIT_IDENTIFIER, watermark: int | None = None) -> Snapshot | None:
+    def write_arrow(
+        self,
+        data: InputData,
+        *,
+        overwrite: Overwrite = None,
+        commit_user: str | None = None,
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        watermark: int | None = None,
+    ) -> Snapshot | None:
         """Write Arrow data in one commit; returns the new snapshot (None if nothing was written).
 
         ``overwrite=True`` replaces the whole table, ``overwrite={"dt": "x"}`` one partition.
@@ -162,7 +180,9 @@ class Table:
     def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None) -> Snapshot | None:
         return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def plan(self, *, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> list[Split]:  # noqa: A002
+    def plan(
+        self, *, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None
+    ) -> list[Split]:  # noqa: A002
         planner = ScanPlanner(self.schema, self.manifests())
         return planner.plan(self._resolve_snapshot(snapshot_id, tag, timestamp_ms), filter)
 
@@ -177,7 +197,15 @@ class Table:
             raise SchemaMismatchError(f"unknown columns {unknown} (columns: {self.schema.field_names})")
         return list(columns)
 
-    def to_arrow(self, *, columns: Sequence[str] | None = None, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:  # noqa: A002
+    def to_arrow(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Predicate | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+    ) -> pa.Table:  # noqa: A002
         selected = self._columns(columns)
         if filter is not None:
             unknown = [c for c in filter.columns() if c not in self.schema.field_names]
@@ -218,18 +246,33 @@ class Table:
         latest), with a ``_row_kind`` column ("+I", "-U", "+U", "-D"). From the changelog files
         when the table has a changelog producer, else from each APPEND snapshot's delta."""
         latest = self.snapshot_manager.latest_id() or 0
-        return self._change_reader().changes_between(from_snapshot_id, latest if to_snapshot_id is None else to_snapshot_id, self._columns(columns))
+        return self._change_reader().changes_between(
+            from_snapshot_id, latest if to_snapshot_id is None else to_snapshot_id, self._columns(columns)
+        )
 
-    def stream(self, *, start: str = "full", snapshot_id: int | None = None, timestamp_ms: int | None = None, consumer_id: str | None = None, columns: Sequence[str] | None = None) -> StreamScan:
+    def stream(
+        self,
+        *,
+        start: str = "full",
+        snapshot_id: int | None = None,
+        timestamp_ms: int | None = None,
+        consumer_id: str | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> StreamScan:
         """A streaming scan: the full table first (``start="full"``; or ``"latest"``, a
         ``snapshot_id`` or ``timestamp_ms`` to start from), then each new snapshot's changes.
         With ``consumer_id`` the position is stored in the table at every ``checkpoint()``,
         resumed on restart, and protects the snapshots it still needs from expiration."""
         selected = self._columns(columns)
         return StreamScan(
-            self._change_reader(), ConsumerManager(self.file_io, self.path), columns=selected,
+            self._change_reader(),
+            ConsumerManager(self.file_io, self.path),
+            columns=selected,
             full_reader=lambda sid: self.to_arrow(columns=selected, snapshot_id=sid),
-            start=start, snapshot_id=snapshot_id, timestamp_ms=timestamp_ms, consumer_id=consumer_id,
+            start=start,
+            snapshot_id=snapshot_id,
+            timestamp_ms=timestamp_ms,
+            consumer_id=consumer_id,
         )
 
     def consumers(self) -> dict[str, int]:
@@ -246,10 +289,14 @@ class Table:
         except (LakestoreError, OSError) as exc:
             _log.warning("post-commit maintenance of %s failed (the commit landed): %s", self.path, exc)
 
-    def expire_snapshots(self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None) -> Any:
+    def expire_snapshots(
+        self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None
+    ) -> Any:
         """Expire old snapshots and delete the files only they referenced (``ExpireResult``).
         None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``."""
-        return expire_snapshots(self, num_retained_min=num_retained_min, num_retained_max=num_retained_max, time_retained_ms=time_retained_ms)
+        return expire_snapshots(
+            self, num_retained_min=num_retained_min, num_retained_max=num_retained_max, time_retained_ms=time_retained_ms
+        )
 
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> Any:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``

@@ -17,7 +17,9 @@ from resources import LakestoreResource, LandingResource, SparkResource
 all_assets = [*landing_assets, *dimension_assets, *orders_assets, *lineitem_assets, *mart_assets]
 
 
-def build_definitions(*, catalog: LakestoreResource | None = None, landing: LandingResource | None = None, spark: SparkResource | None = None) -> dg.Definitions:
+def build_definitions(
+    *, catalog: LakestoreResource | None = None, landing: LandingResource | None = None, spark: SparkResource | None = None
+) -> dg.Definitions:
     """Everything, with default resources (warehouse under the project, local Spark) unless given."""
     return dg.Definitions(
         assets=all_assets,

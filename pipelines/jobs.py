@@ -20,19 +20,23 @@ maintenance_selection = dg.AssetSelection.assets(*[tagged_key(t) for t in MAIN],
 compaction_selection = dg.AssetSelection.assets(*[compacted_key(t) for t in MAIN])
 
 daily_ingestion_job = dg.define_asset_job(
-    "daily_ingestion_job", selection=ingestion_selection,
+    "daily_ingestion_job",
+    selection=ingestion_selection,
     description="Land a day of TPC-H changes, ingest it with Spark, compact, update the marts.",
 )
 maintenance_job = dg.define_asset_job(
-    "maintenance_job", selection=maintenance_selection,
+    "maintenance_job",
+    selection=maintenance_selection,
     description="Tag the day and expire old snapshots.",
 )
 compaction_job = dg.define_asset_job(
-    "compaction_job", selection=compaction_selection,
+    "compaction_job",
+    selection=compaction_selection,
     description="Full compaction of the requested partitions (requested by the sorted-runs sensor).",
 )
 dimensions_job = dg.define_asset_job(
-    "dimensions_job", selection=dg.AssetSelection.groups("dimensions"),
+    "dimensions_job",
+    selection=dg.AssetSelection.groups("dimensions"),
     description="Load the customer and nation dimension tables.",
 )
 

@@ -25,7 +25,7 @@ def facts() -> dict:
 def fact_value(v: Any) -> Any:
     """Decode a value as tests/oracle/dump_facts.py encoded it."""
     if isinstance(v, dict):
-        (kind, text), = v.items()
+        ((kind, text),) = v.items()
         if kind == "decimal":
             return decimal.Decimal(text)
         if kind == "timestamp":

@@ -23,7 +23,9 @@ def table(request, tmp_path):
     cat = lakestore.Catalog(str(tmp_path))
     cat.create_database("db")
     if request.param == "pk":
-        t = cat.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-buffer-size": "1 kb"})
+        t = cat.create_table(
+            "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-buffer-size": "1 kb"}
+        )
     else:
         t = cat.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={"write-buffer-size": "1 kb"})
     t.write_arrow(_good())
@@ -46,7 +48,10 @@ class _Unchanged:
 BAD_DATA = {
     "missing column": lambda: _good().drop_columns(["v"]),
     "extra column": lambda: _good().append_column("extra", pa.array([1, 2, 3])),
-    "duplicate column": lambda: pa.Table.from_arrays([pa.array(["d1"]), pa.array([1], pa.int64()), pa.array([1.0]), pa.array([1], pa.int32()), pa.array([2.0])], names=["dt", "id", "v", "n", "v"]),
+    "duplicate column": lambda: pa.Table.from_arrays(
+        [pa.array(["d1"]), pa.array([1], pa.int64()), pa.array([1.0]), pa.array([1], pa.int32()), pa.array([2.0])],
+        names=["dt", "id", "v", "n", "v"],
+    ),
     "string into bigint": lambda: _good().set_column(1, "id", pa.array(["1", "2", "3"])),
     "double into bigint": lambda: _good().set_column(1, "id", pa.array([1.5, 2.0, 3.0])),
     "bigint overflowing int": lambda: _good().set_column(3, "n", pa.array([1, 2, 2**40], pa.int64())),
@@ -159,17 +164,20 @@ def test_bad_options_refused_at_create(tmp_path, options, kind):
     assert not os.path.exists(os.path.join(cat.warehouse, "db.db", "t", "schema"))
 
 
-@pytest.mark.parametrize("options,kwargs", [
-    ({"bucket": "2"}, {}),  # append table with fixed buckets needs bucket-key
-    ({"bucket-key": "id"}, {}),  # bucket-key needs a fixed bucket count
-    ({"bucket": "2", "bucket-key": "v"}, {"primary_keys": ["id"]}),  # bucket-key outside the primary key
-    ({"bucket": "2", "bucket-key": "zz"}, {"primary_keys": ["id"]}),
-    ({"bucket": "-1"}, {"primary_keys": ["id"]}),  # dynamic bucket mode
-    ({"sequence.field": "zz"}, {"primary_keys": ["id"]}),
-    ({"sequence.field": "v"}, {}),
-    ({"rowkind.field": "dt"}, {}),
-    ({"rowkind.field": "zz"}, {"primary_keys": ["id"]}),
-])
+@pytest.mark.parametrize(
+    "options,kwargs",
+    [
+        ({"bucket": "2"}, {}),  # append table with fixed buckets needs bucket-key
+        ({"bucket-key": "id"}, {}),  # bucket-key needs a fixed bucket count
+        ({"bucket": "2", "bucket-key": "v"}, {"primary_keys": ["id"]}),  # bucket-key outside the primary key
+        ({"bucket": "2", "bucket-key": "zz"}, {"primary_keys": ["id"]}),
+        ({"bucket": "-1"}, {"primary_keys": ["id"]}),  # dynamic bucket mode
+        ({"sequence.field": "zz"}, {"primary_keys": ["id"]}),
+        ({"sequence.field": "v"}, {}),
+        ({"rowkind.field": "dt"}, {}),
+        ({"rowkind.field": "zz"}, {"primary_keys": ["id"]}),
+    ],
+)
 def test_inconsistent_options(tmp_path, options, kwargs):
     cat = lakestore.Catalog(str(tmp_path))
     cat.create_database("db")
@@ -178,12 +186,15 @@ def test_inconsistent_options(tmp_path, options, kwargs):
     assert not cat.table_exists("db.t")
 
 
-@pytest.mark.parametrize("kwargs,error", [
-    ({"primary_keys": ["nope"]}, SchemaMismatchError),
-    ({"partition_keys": ["nope"]}, SchemaMismatchError),
-    ({"partition_keys": ["dt"], "primary_keys": ["id"]}, SchemaMismatchError),  # pk must contain partition keys
-    ({"partition_keys": ["v"]}, SchemaMismatchError),  # DOUBLE partition
-])
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        ({"primary_keys": ["nope"]}, SchemaMismatchError),
+        ({"partition_keys": ["nope"]}, SchemaMismatchError),
+        ({"partition_keys": ["dt"], "primary_keys": ["id"]}, SchemaMismatchError),  # pk must contain partition keys
+        ({"partition_keys": ["v"]}, SchemaMismatchError),  # DOUBLE partition
+    ],
+)
 def test_bad_keys(tmp_path, kwargs, error):
     cat = lakestore.Catalog(str(tmp_path))
     cat.create_database("db")

@@ -21,7 +21,9 @@ def warehouse(tmp_path):
     wh = str(tmp_path / "wh")
     c = lakestore.Catalog(wh)
     c.create_database("db")
-    t = c.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-only": "true"})
+    t = c.create_table(
+        "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-only": "true"}
+    )
     t.write_arrow(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": [1.0, 2.0, 3.0]}, schema=SCHEMA))
     t.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": [9.0]}, schema=SCHEMA))
     return wh

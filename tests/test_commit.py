@@ -93,8 +93,20 @@ def test_conflict_deleting_file_no_longer_live(pk):
     written = w.prepare_commit()
     new_file_paths = data_files(pk.path) - {p for p in data_files(pk.path) if any(p.endswith(f.file_name) for f in live)}
     assert new_file_paths
-    compact = [CommitMessage(split.partition, split.bucket, split.total_buckets, compact_before=split.files, compact_after=tuple(f for m in written for f in m.new_files if m.bucket == split.bucket and m.partition == split.partition))]
-    compact += [CommitMessage(m.partition, m.bucket, m.total_buckets, compact_after=m.new_files) for m in written if (m.partition, m.bucket) != (split.partition, split.bucket)]
+    compact = [
+        CommitMessage(
+            split.partition,
+            split.bucket,
+            split.total_buckets,
+            compact_before=split.files,
+            compact_after=tuple(f for m in written for f in m.new_files if m.bucket == split.bucket and m.partition == split.partition),
+        )
+    ]
+    compact += [
+        CommitMessage(m.partition, m.bucket, m.total_buckets, compact_after=m.new_files)
+        for m in written
+        if (m.partition, m.bucket) != (split.partition, split.bucket)
+    ]
     # ... while an overwrite removed the files it wants to replace
     pk.write_arrow(_rows([5]), overwrite=True)
     before = pk.latest_snapshot().id
@@ -207,7 +219,15 @@ def test_commit_message_bytes_round_trip(pk):
         back = CommitMessage.from_bytes(raw)
         assert back == m
         assert back.to_bytes() == raw
-    full = CommitMessage(b"\x00" * 12, 1, 4, new_files=messages[0].new_files, compact_before=messages[0].new_files, compact_after=messages[0].new_files, changelog_files=messages[0].new_files)
+    full = CommitMessage(
+        b"\x00" * 12,
+        1,
+        4,
+        new_files=messages[0].new_files,
+        compact_before=messages[0].new_files,
+        compact_after=messages[0].new_files,
+        changelog_files=messages[0].new_files,
+    )
     assert CommitMessage.from_bytes(full.to_bytes()) == full
     pk.new_commit(commit_user="u").commit([CommitMessage.from_bytes(m.to_bytes()) for m in messages])
     assert len(pk.to_arrow()) == 21

@@ -23,50 +23,55 @@ pytestmark = [pytest.mark.oracle, pytest.mark.skipif(not oracle_available(), rea
 UTC = dt.timezone.utc
 ODD_STRINGS = ["plain", "with space", "a/b", "c:d", "k=v", "50%", "héllo 日本", "2024-01-01 10:00:00", ""]
 
-ALL_TYPES = pa.schema([
-    ("id", pa.int64()),
-    ("b", pa.bool_()),
-    ("i8", pa.int8()),
-    ("i16", pa.int16()),
-    ("i32", pa.int32()),
-    ("f32", pa.float32()),
-    ("f64", pa.float64()),
-    ("d10", pa.decimal128(10, 2)),
-    ("d38", pa.decimal128(38, 10)),
-    ("s", pa.string()),
-    ("bin", pa.binary()),
-    ("day", pa.date32()),
-    ("ts3", pa.timestamp("ms")),
-    ("ts6", pa.timestamp("us")),
-    ("ltz", pa.timestamp("us", tz="UTC")),
-])
+ALL_TYPES = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("b", pa.bool_()),
+        ("i8", pa.int8()),
+        ("i16", pa.int16()),
+        ("i32", pa.int32()),
+        ("f32", pa.float32()),
+        ("f64", pa.float64()),
+        ("d10", pa.decimal128(10, 2)),
+        ("d38", pa.decimal128(38, 10)),
+        ("s", pa.string()),
+        ("bin", pa.binary()),
+        ("day", pa.date32()),
+        ("ts3", pa.timestamp("ms")),
+        ("ts6", pa.timestamp("us")),
+        ("ltz", pa.timestamp("us", tz="UTC")),
+    ]
+)
 
 
 def all_types(ids, version=0):
     rows = []
     for i in ids:
         null = (i + version) % 5 == 0  # every value column is null in some rows
-        rows.append({
-            "id": i,
-            "b": None if null else (i + version) % 2 == 0,
-            "i8": None if null else (i * 7 + version) % 256 - 128,
-            "i16": None if null else i * 300 - 20000 + version,
-            "i32": None if null else i * 100_000 - 2**31 + 1 + version,
-            "f32": None if null else i * 0.5 + version,
-            "f64": None if null else i / 3 + version,
-            "d10": None if null else decimal.Decimal(f"{i * 1234 - 50000 + version}.{i % 100:02d}"),
-            "d38": None if null else decimal.Decimal(f"{(-1) ** i * (10**27 + i * 99991 + version)}.{i:010d}"),
-            "s": None if null else ("x" * (i % 20)) + f"-{i}-{version}",
-            "bin": None if null else bytes(range(i % 17)) + bytes([version]),
-            "day": None if null else dt.date(1969, 12, 25) + dt.timedelta(days=i * 37 + version),
-            "ts3": None if null else dt.datetime(1969, 12, 31, 23, 59, 59) + dt.timedelta(milliseconds=i * 86_400_123 + version),
-            "ts6": None if null else dt.datetime(2024, 2, 29, 12, 0, 0) + dt.timedelta(microseconds=i * 3_600_000_007 + version),
-            "ltz": None if null else dt.datetime(2000, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=i * 86_400_000_001 + version),
-        })
+        rows.append(
+            {
+                "id": i,
+                "b": None if null else (i + version) % 2 == 0,
+                "i8": None if null else (i * 7 + version) % 256 - 128,
+                "i16": None if null else i * 300 - 20000 + version,
+                "i32": None if null else i * 100_000 - 2**31 + 1 + version,
+                "f32": None if null else i * 0.5 + version,
+                "f64": None if null else i / 3 + version,
+                "d10": None if null else decimal.Decimal(f"{i * 1234 - 50000 + version}.{i % 100:02d}"),
+                "d38": None if null else decimal.Decimal(f"{(-1) ** i * (10**27 + i * 99991 + version)}.{i:010d}"),
+                "s": None if null else ("x" * (i % 20)) + f"-{i}-{version}",
+                "bin": None if null else bytes(range(i % 17)) + bytes([version]),
+                "day": None if null else dt.date(1969, 12, 25) + dt.timedelta(days=i * 37 + version),
+                "ts3": None if null else dt.datetime(1969, 12, 31, 23, 59, 59) + dt.timedelta(milliseconds=i * 86_400_123 + version),
+                "ts6": None if null else dt.datetime(2024, 2, 29, 12, 0, 0) + dt.timedelta(microseconds=i * 3_600_000_007 + version),
+                "ltz": None if null else dt.datetime(2000, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=i * 86_400_000_001 + version),
+            }
+        )
     return pa.Table.from_pylist(rows, schema=ALL_TYPES)
 
 
 # -- oracle helpers ------------------------------------------------------------------------------
+
 
 def oracle_read_rust(table_path) -> pa.Table:
     with tempfile.TemporaryDirectory(prefix="oracle-rread-") as tmp:
@@ -99,7 +104,11 @@ def _normalise(table: pa.Table, schema: pa.Schema) -> pa.Table:
         c = table.column(f.name)
         if c.type != f.type:
             if pa.types.is_timestamp(f.type) and pa.types.is_timestamp(c.type) and (c.type.tz is None) != (f.type.tz is None):
-                c = c.cast(pa.timestamp(c.type.unit)).cast(pa.timestamp(f.type.unit, tz=f.type.tz)) if c.type.tz else c.cast(pa.timestamp(f.type.unit, tz=f.type.tz))
+                c = (
+                    c.cast(pa.timestamp(c.type.unit)).cast(pa.timestamp(f.type.unit, tz=f.type.tz))
+                    if c.type.tz
+                    else c.cast(pa.timestamp(f.type.unit, tz=f.type.tz))
+                )
             else:
                 c = c.cast(f.type)
         cols.append(c)
@@ -141,6 +150,7 @@ def catalog(warehouse):
 
 # -- lakestore writes, oracles read --------------------------------------------------------------
 
+
 def _pk_all_types(catalog):
     """PK table, every primitive type, int partition, 3 buckets, updates across commits."""
     schema = ALL_TYPES.append(pa.field("p", pa.int32()))
@@ -155,12 +165,29 @@ def _pk_all_types(catalog):
 def _pk_string_partition_deletes(catalog):
     """PK table partitioned by odd strings, rowkind.field deletes and updates across commits."""
     schema = pa.schema([("p", pa.string()), ("id", pa.int64()), ("v", pa.string()), ("op", pa.string())])
-    t = catalog.create_table("db.ls_pk_str", schema=schema, partition_keys=["p"], primary_keys=["p", "id"], options={"bucket": "2", "rowkind.field": "op"})
+    t = catalog.create_table(
+        "db.ls_pk_str", schema=schema, partition_keys=["p"], primary_keys=["p", "id"], options={"bucket": "2", "rowkind.field": "op"}
+    )
     n = len(ODD_STRINGS)
-    t.write_arrow(pa.table({"p": [ODD_STRINGS[i % n] for i in range(60)], "id": pa.array(range(60), pa.int64()), "v": [None if i % 4 == 0 else f"v{i}" for i in range(60)], "op": ["+I"] * 60}, schema=schema))
+    t.write_arrow(
+        pa.table(
+            {
+                "p": [ODD_STRINGS[i % n] for i in range(60)],
+                "id": pa.array(range(60), pa.int64()),
+                "v": [None if i % 4 == 0 else f"v{i}" for i in range(60)],
+                "op": ["+I"] * 60,
+            },
+            schema=schema,
+        )
+    )
     ids = list(range(0, 60, 3))
     ops = ["-D" if i % 2 else "+U" for i in ids]
-    t.write_arrow(pa.table({"p": [ODD_STRINGS[i % n] for i in ids], "id": pa.array(ids, pa.int64()), "v": [f"new{i}" for i in ids], "op": ops}, schema=schema))
+    t.write_arrow(
+        pa.table(
+            {"p": [ODD_STRINGS[i % n] for i in ids], "id": pa.array(ids, pa.int64()), "v": [f"new{i}" for i in ids], "op": ops},
+            schema=schema,
+        )
+    )
     return t
 
 
@@ -170,7 +197,16 @@ def _append_null_partitions(catalog):
     t = catalog.create_table("db.ls_append", schema=schema, partition_keys=["p"])
     vals = ODD_STRINGS + [None]
     for c in range(2):
-        t.write_arrow(pa.table({"p": [vals[i % len(vals)] for i in range(30)], "id": pa.array(range(c * 30, c * 30 + 30), pa.int64()), "v": [None if i % 6 == 0 else i * 1.5 for i in range(30)]}, schema=schema))
+        t.write_arrow(
+            pa.table(
+                {
+                    "p": [vals[i % len(vals)] for i in range(30)],
+                    "id": pa.array(range(c * 30, c * 30 + 30), pa.int64()),
+                    "v": [None if i % 6 == 0 else i * 1.5 for i in range(30)],
+                },
+                schema=schema,
+            )
+        )
     return t
 
 
@@ -179,14 +215,28 @@ def _append_fixed_bucket_date(catalog):
     schema = pa.schema([("day", pa.date32()), ("id", pa.int64()), ("s", pa.string())])
     t = catalog.create_table("db.ls_append_fixed", schema=schema, partition_keys=["day"], options={"bucket": "4", "bucket-key": "id"})
     days = [dt.date(2024, 1, 1), dt.date(1969, 12, 31), None]
-    t.write_arrow(pa.table({"day": [days[i % 3] for i in range(50)], "id": pa.array(range(50), pa.int64()), "s": [f"s{i}" for i in range(50)]}, schema=schema))
+    t.write_arrow(
+        pa.table(
+            {"day": [days[i % 3] for i in range(50)], "id": pa.array(range(50), pa.int64()), "s": [f"s{i}" for i in range(50)]},
+            schema=schema,
+        )
+    )
     return t
 
 
 def _pk_unpartitioned(catalog):
     schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("amount", pa.decimal128(38, 10))])
     t = catalog.create_table("db.ls_pk_flat", schema=schema, primary_keys=["id"], options={"bucket": "4"})
-    t.write_arrow(pa.table({"id": pa.array(range(100), pa.int32()), "name": [f"n{i}" for i in range(100)], "amount": [(decimal.Decimal(i) / 7).quantize(decimal.Decimal("1.0000000000")) for i in range(100)]}, schema=schema).cast(schema))
+    t.write_arrow(
+        pa.table(
+            {
+                "id": pa.array(range(100), pa.int32()),
+                "name": [f"n{i}" for i in range(100)],
+                "amount": [(decimal.Decimal(i) / 7).quantize(decimal.Decimal("1.0000000000")) for i in range(100)],
+            },
+            schema=schema,
+        ).cast(schema)
+    )
     t.write_arrow(pa.table({"id": pa.array(range(0, 100, 2), pa.int32()), "name": [None] * 50, "amount": [None] * 50}, schema=schema))
     return t
 
@@ -241,6 +291,7 @@ def test_time_travel_read_by_pypaimon(lakestore_tables):
 
 # -- oracles write, lakestore reads --------------------------------------------------------------
 
+
 def test_lakestore_reads_pypaimon_pk_table(warehouse):
     data = all_types(range(40)).append_column("p", pa.array([ODD_STRINGS[i % len(ODD_STRINGS)] for i in range(40)]))
     opts = {"bucket": "3"}
@@ -251,7 +302,9 @@ def test_lakestore_reads_pypaimon_pk_table(warehouse):
     got = t.to_arrow()
     expected = {(r["p"], r["id"]): r for r in data.to_pylist()}
     expected.update({(r["p"], r["id"]): r for r in upd.to_pylist()})
-    assert_tables_equal(got, pa.Table.from_pylist(list(expected.values()), schema=data.schema).select(got.column_names), "lakestore reading pypaimon")
+    assert_tables_equal(
+        got, pa.Table.from_pylist(list(expected.values()), schema=data.schema).select(got.column_names), "lakestore reading pypaimon"
+    )
     assert t.schema.primary_keys == ("p", "id") and t.options.bucket == 3
 
 
@@ -259,9 +312,20 @@ def test_lakestore_reads_pypaimon_rowkind_deletes(warehouse):
     schema = pa.schema([("day", pa.date32()), ("id", pa.int64()), ("v", pa.string()), ("op", pa.string())])
     opts = {"bucket": "2", "rowkind.field": "op"}
     days = [dt.date(2024, 1, 1), dt.date(1970, 1, 1)]
-    first = pa.table({"day": [days[i % 2] for i in range(20)], "id": pa.array(range(20), pa.int64()), "v": [f"v{i}" for i in range(20)], "op": ["+I"] * 20}, schema=schema)
+    first = pa.table(
+        {
+            "day": [days[i % 2] for i in range(20)],
+            "id": pa.array(range(20), pa.int64()),
+            "v": [f"v{i}" for i in range(20)],
+            "op": ["+I"] * 20,
+        },
+        schema=schema,
+    )
     ids = [1, 2, 3, 4, 5, 6]
-    second = pa.table({"day": [days[i % 2] for i in ids], "id": pa.array(ids, pa.int64()), "v": ["x"] * 6, "op": ["-D", "+U", "-D", "-U", "+I", "+U"]}, schema=schema)
+    second = pa.table(
+        {"day": [days[i % 2] for i in ids], "id": pa.array(ids, pa.int64()), "v": ["x"] * 6, "op": ["-D", "+U", "-D", "-U", "+I", "+U"]},
+        schema=schema,
+    )
     for d in (first, second):
         oracle_write(warehouse, "db.py_deletes", d, primary_keys=("day", "id"), partition_keys=("day",), options=opts)
     t = lakestore.Table.from_path(str(warehouse / "db.db" / "py_deletes"))
@@ -278,17 +342,30 @@ def test_lakestore_reads_pypaimon_rowkind_deletes(warehouse):
 
 def test_lakestore_reads_pypaimon_append_and_native_write(warehouse):
     schema = pa.schema([("p", pa.int32()), ("id", pa.int64()), ("s", pa.string())])
-    data = pa.table({"p": pa.array([None if i % 5 == 0 else i % 3 for i in range(40)], pa.int32()), "id": pa.array(range(40), pa.int64()), "s": [None if i % 3 == 0 else f"s{i}" for i in range(40)]}, schema=schema)
+    data = pa.table(
+        {
+            "p": pa.array([None if i % 5 == 0 else i % 3 for i in range(40)], pa.int32()),
+            "id": pa.array(range(40), pa.int64()),
+            "s": [None if i % 3 == 0 else f"s{i}" for i in range(40)],
+        },
+        schema=schema,
+    )
     oracle_write(warehouse, "db.py_append", data, partition_keys=("p",))
     info = oracle_write(warehouse, "db.py_append", data, partition_keys=("p",), native=True)
     assert info["native_write_used"], info
     t = lakestore.Table.from_path(str(warehouse / "db.db" / "py_append"))
-    assert_tables_equal(t.to_arrow(), pa.concat_tables([data, data]), f"lakestore reading pypaimon append (native write used: {info.get('native_write_used')})")
+    assert_tables_equal(
+        t.to_arrow(),
+        pa.concat_tables([data, data]),
+        f"lakestore reading pypaimon append (native write used: {info.get('native_write_used')})",
+    )
     # native PK write (Rust data files without _KEY_ columns, Python commit)
     pk_data = all_types(range(30))
     info = oracle_write(warehouse, "db.py_native_pk", pk_data, primary_keys=("id",), options={"bucket": "2"}, native=True)
     assert info["native_write_used"], info
-    oracle_write(warehouse, "db.py_native_pk", all_types(range(10, 20), version=3), primary_keys=("id",), options={"bucket": "2"}, native=True)
+    oracle_write(
+        warehouse, "db.py_native_pk", all_types(range(10, 20), version=3), primary_keys=("id",), options={"bucket": "2"}, native=True
+    )
     t = lakestore.Table.from_path(str(warehouse / "db.db" / "py_native_pk"))
     expected = {r["id"]: r for r in pk_data.to_pylist()}
     expected.update({r["id"]: r for r in all_types(range(10, 20), version=3).to_pylist()})
@@ -297,7 +374,14 @@ def test_lakestore_reads_pypaimon_append_and_native_write(warehouse):
 
 def test_lakestore_reads_rust_written_tables(warehouse):
     schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
-    data = pa.table({"dt": [ODD_STRINGS[i % 4] for i in range(40)], "id": pa.array(range(40), pa.int64()), "v": [None if i % 7 == 0 else i * 0.25 for i in range(40)]}, schema=schema)
+    data = pa.table(
+        {
+            "dt": [ODD_STRINGS[i % 4] for i in range(40)],
+            "id": pa.array(range(40), pa.int64()),
+            "v": [None if i % 7 == 0 else i * 0.25 for i in range(40)],
+        },
+        schema=schema,
+    )
     oracle_write_rust(warehouse, "db.rs_pk", data, primary_keys=("dt", "id"), partition_keys=("dt",), options={"bucket": "3"})
     upd = data.slice(0, 10).set_column(2, "v", pa.array([99.0] * 10))
     oracle_write_rust(warehouse, "db.rs_pk", upd, primary_keys=("dt", "id"), partition_keys=("dt",), options={"bucket": "3"})
@@ -311,6 +395,7 @@ def test_lakestore_reads_rust_written_tables(warehouse):
 
 
 # -- sequence numbers continue across engines ----------------------------------------------------
+
 
 def _kv_schema():
     return pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])

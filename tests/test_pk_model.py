@@ -41,16 +41,25 @@ def test_pk_table_matches_dict_model(commits, buffer, buckets):
     with tempfile.TemporaryDirectory(prefix="pkmodel-") as wh:
         cat = lakestore.Catalog(wh)
         cat.create_database("db")
-        t = cat.create_table("db.t", schema=SCHEMA, partition_keys=["p"], primary_keys=["p", "k"], options={"bucket": buckets, "rowkind.field": "op", "write-buffer-size": buffer})
+        t = cat.create_table(
+            "db.t",
+            schema=SCHEMA,
+            partition_keys=["p"],
+            primary_keys=["p", "k"],
+            options={"bucket": buckets, "rowkind.field": "op", "write-buffer-size": buffer},
+        )
         model: dict = {}
         history: list[tuple[int, dict]] = []
         for ops in commits:
-            data = pa.table({
-                "p": pa.array([o[0] for o in ops], pa.string()),
-                "k": pa.array([o[1] for o in ops], pa.int32()),
-                "v": pa.array([o[2] for o in ops], pa.int64()),
-                "op": pa.array([o[3] for o in ops], pa.string()),
-            }, schema=SCHEMA)
+            data = pa.table(
+                {
+                    "p": pa.array([o[0] for o in ops], pa.string()),
+                    "k": pa.array([o[1] for o in ops], pa.int32()),
+                    "v": pa.array([o[2] for o in ops], pa.int64()),
+                    "op": pa.array([o[3] for o in ops], pa.string()),
+                },
+                schema=SCHEMA,
+            )
             snap = t.write_arrow(data)
             _apply(model, ops)
             if not ops:

@@ -18,13 +18,16 @@ SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())
 
 def _batch(ids, dt_value, v_offset=0.0):
     n = len(ids)
-    return pa.table({
-        "dt": pa.array([dt_value] * n, pa.string()),
-        "id": pa.array(ids, pa.int64()),
-        "v": pa.array([None if i % 7 == 0 else i + v_offset for i in ids], pa.float64()),
-        "s": pa.array([None if i % 5 == 0 else f"s{i % 13}" for i in ids], pa.string()),
-        "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 10) for i in ids], pa.date32()),
-    }, schema=SCHEMA)
+    return pa.table(
+        {
+            "dt": pa.array([dt_value] * n, pa.string()),
+            "id": pa.array(ids, pa.int64()),
+            "v": pa.array([None if i % 7 == 0 else i + v_offset for i in ids], pa.float64()),
+            "s": pa.array([None if i % 5 == 0 else f"s{i % 13}" for i in ids], pa.string()),
+            "day": pa.array([dt.date(2024, 1, 1) + dt.timedelta(days=i % 10) for i in ids], pa.date32()),
+        },
+        schema=SCHEMA,
+    )
 
 
 @pytest.fixture(scope="module")

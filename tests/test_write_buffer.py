@@ -24,11 +24,13 @@ def catalog(tmp_path):
 
 def _batch(keys, version, ts=None):
     keys = list(keys)
-    return pa.record_batch({
-        "k": pa.array(keys, pa.int64()),
-        "v": pa.array([f"v{version}-{k}" for k in keys]),
-        "ts": pa.array(ts if ts is not None else [version] * len(keys), pa.int64()),
-    })
+    return pa.record_batch(
+        {
+            "k": pa.array(keys, pa.int64()),
+            "v": pa.array([f"v{version}-{k}" for k in keys]),
+            "ts": pa.array(ts if ts is not None else [version] * len(keys), pa.int64()),
+        }
+    )
 
 
 def _live_files(table):
@@ -37,7 +39,9 @@ def _live_files(table):
 
 @pytest.mark.parametrize("write_only", ["true", "false"])
 def test_small_buffer_makes_several_level0_runs_and_newest_wins(catalog, write_only):
-    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["k"], options={"bucket": "2", "write-buffer-size": "2 kb", "write-only": write_only})
+    t = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["k"], options={"bucket": "2", "write-buffer-size": "2 kb", "write-only": write_only}
+    )
     rng = np.random.default_rng(7)
     batches, expected = [], {}
     for version in range(6):
@@ -91,7 +95,11 @@ def test_sequence_numbers_continue_across_commits(catalog):
 @pytest.mark.parametrize("pk", [True, False])
 def test_target_file_size_rolls_files(catalog, pk):
     # write-only: no compaction by the writer, so the files on disk are exactly the rolled ones
-    kwargs = {"primary_keys": ["k"], "options": {"bucket": "1", "target-file-size": "16 kb", "write-only": "true"}} if pk else {"options": {"target-file-size": "16 kb", "write-only": "true"}}
+    kwargs = (
+        {"primary_keys": ["k"], "options": {"bucket": "1", "target-file-size": "16 kb", "write-only": "true"}}
+        if pk
+        else {"options": {"target-file-size": "16 kb", "write-only": "true"}}
+    )
     t = catalog.create_table("db.t", schema=SCHEMA, **kwargs)
     n = 20_000
     t.write_arrow(pa.Table.from_batches([_batch(range(n), 0)]))

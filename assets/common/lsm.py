@@ -44,7 +44,9 @@ def partition_label(keys: Iterable[str], values: Iterable) -> str:
     return "/".join(f"{k}={v}" for k, v in zip(keys, values))
 
 
-def table_shape(table: lakestore.Table, *, snapshot_id: int | None = None, partitions: Iterable[str] | None = None, partition_key: str = "dt") -> list[BucketShape]:
+def table_shape(
+    table: lakestore.Table, *, snapshot_id: int | None = None, partitions: Iterable[str] | None = None, partition_key: str = "dt"
+) -> list[BucketShape]:
     """Shape of every live (partition, bucket), optionally only the given ``partition_key`` values."""
     wanted = set(partitions) if partitions is not None else None
     predicate = lakestore.col(partition_key).isin(sorted(wanted)) if wanted is not None and partition_key in table.partition_keys else None

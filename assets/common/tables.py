@@ -24,42 +24,89 @@ def _key(name: str, type_: pa.DataType) -> pa.Field:
     return pa.field(name, type_, nullable=False)
 
 
-ORDERS_SCHEMA = pa.schema([
-    _key("o_orderkey", pa.int64()), pa.field("o_custkey", pa.int64()), pa.field("o_orderstatus", pa.string()),
-    pa.field("o_totalprice", PRICE), pa.field("o_orderdate", pa.date32()), pa.field("o_orderpriority", pa.string()),
-    pa.field("o_clerk", pa.string()), pa.field("o_shippriority", pa.int32()), pa.field("o_comment", pa.string()),
-    _key("dt", pa.string()), _key("_op", pa.string()), _key("_seq", pa.int64()),
-])
+ORDERS_SCHEMA = pa.schema(
+    [
+        _key("o_orderkey", pa.int64()),
+        pa.field("o_custkey", pa.int64()),
+        pa.field("o_orderstatus", pa.string()),
+        pa.field("o_totalprice", PRICE),
+        pa.field("o_orderdate", pa.date32()),
+        pa.field("o_orderpriority", pa.string()),
+        pa.field("o_clerk", pa.string()),
+        pa.field("o_shippriority", pa.int32()),
+        pa.field("o_comment", pa.string()),
+        _key("dt", pa.string()),
+        _key("_op", pa.string()),
+        _key("_seq", pa.int64()),
+    ]
+)
 
-LINEITEM_SCHEMA = pa.schema([
-    _key("l_orderkey", pa.int64()), pa.field("l_partkey", pa.int64()), pa.field("l_suppkey", pa.int64()),
-    _key("l_linenumber", pa.int64()), pa.field("l_quantity", PRICE), pa.field("l_extendedprice", PRICE),
-    pa.field("l_discount", PRICE), pa.field("l_tax", PRICE), pa.field("l_returnflag", pa.string()),
-    pa.field("l_linestatus", pa.string()), pa.field("l_shipdate", pa.date32()), pa.field("l_commitdate", pa.date32()),
-    pa.field("l_receiptdate", pa.date32()), pa.field("l_shipinstruct", pa.string()), pa.field("l_shipmode", pa.string()),
-    pa.field("l_comment", pa.string()), _key("dt", pa.string()), _key("_op", pa.string()), _key("_seq", pa.int64()),
-])
+LINEITEM_SCHEMA = pa.schema(
+    [
+        _key("l_orderkey", pa.int64()),
+        pa.field("l_partkey", pa.int64()),
+        pa.field("l_suppkey", pa.int64()),
+        _key("l_linenumber", pa.int64()),
+        pa.field("l_quantity", PRICE),
+        pa.field("l_extendedprice", PRICE),
+        pa.field("l_discount", PRICE),
+        pa.field("l_tax", PRICE),
+        pa.field("l_returnflag", pa.string()),
+        pa.field("l_linestatus", pa.string()),
+        pa.field("l_shipdate", pa.date32()),
+        pa.field("l_commitdate", pa.date32()),
+        pa.field("l_receiptdate", pa.date32()),
+        pa.field("l_shipinstruct", pa.string()),
+        pa.field("l_shipmode", pa.string()),
+        pa.field("l_comment", pa.string()),
+        _key("dt", pa.string()),
+        _key("_op", pa.string()),
+        _key("_seq", pa.int64()),
+    ]
+)
 
-CUSTOMER_SCHEMA = pa.schema([
-    _key("c_custkey", pa.int64()), pa.field("c_name", pa.string()), pa.field("c_address", pa.string()),
-    pa.field("c_nationkey", pa.int32()), pa.field("c_phone", pa.string()), pa.field("c_acctbal", PRICE),
-    pa.field("c_mktsegment", pa.string()), pa.field("c_comment", pa.string()),
-])
+CUSTOMER_SCHEMA = pa.schema(
+    [
+        _key("c_custkey", pa.int64()),
+        pa.field("c_name", pa.string()),
+        pa.field("c_address", pa.string()),
+        pa.field("c_nationkey", pa.int32()),
+        pa.field("c_phone", pa.string()),
+        pa.field("c_acctbal", PRICE),
+        pa.field("c_mktsegment", pa.string()),
+        pa.field("c_comment", pa.string()),
+    ]
+)
 
-NATION_SCHEMA = pa.schema([
-    _key("n_nationkey", pa.int32()), pa.field("n_name", pa.string()), pa.field("n_regionkey", pa.int32()),
-    pa.field("n_comment", pa.string()),
-])
+NATION_SCHEMA = pa.schema(
+    [
+        _key("n_nationkey", pa.int32()),
+        pa.field("n_name", pa.string()),
+        pa.field("n_regionkey", pa.int32()),
+        pa.field("n_comment", pa.string()),
+    ]
+)
 
-REVENUE_SCHEMA = pa.schema([
-    _key("dt", pa.string()), _key("n_nationkey", pa.int32()), pa.field("n_name", pa.string()),
-    pa.field("revenue", pa.decimal128(18, 2)), pa.field("order_count", pa.int64()),
-])
+REVENUE_SCHEMA = pa.schema(
+    [
+        _key("dt", pa.string()),
+        _key("n_nationkey", pa.int32()),
+        pa.field("n_name", pa.string()),
+        pa.field("revenue", pa.decimal128(18, 2)),
+        pa.field("order_count", pa.int64()),
+    ]
+)
 
-ORDER_STATUS_SCHEMA = pa.schema([
-    _key("dt", pa.string()), _key("o_orderkey", pa.int64()), pa.field("o_orderstatus", pa.string()),
-    pa.field("o_totalprice", PRICE), pa.field("line_count", pa.int64()), pa.field("last_shipdate", pa.date32()),
-])
+ORDER_STATUS_SCHEMA = pa.schema(
+    [
+        _key("dt", pa.string()),
+        _key("o_orderkey", pa.int64()),
+        pa.field("o_orderstatus", pa.string()),
+        pa.field("o_totalprice", PRICE),
+        pa.field("line_count", pa.int64()),
+        pa.field("last_shipdate", pa.date32()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -86,11 +133,22 @@ LINEITEM = TableSpec("lineitem", LINEITEM_SCHEMA, ("dt", "l_orderkey", "l_linenu
 CUSTOMER = TableSpec("customer", CUSTOMER_SCHEMA, ("c_custkey",), options={"bucket": "1"})
 NATION = TableSpec("nation", NATION_SCHEMA, ("n_nationkey",), options={"bucket": "1"})
 DAILY_NATION_REVENUE = TableSpec(
-    "mart_daily_nation_revenue", REVENUE_SCHEMA, ("dt", "n_nationkey"), ("dt",),
-    {"bucket": "1", "merge-engine": "aggregation", "fields.revenue.aggregate-function": "sum", "fields.order_count.aggregate-function": "sum"},
+    "mart_daily_nation_revenue",
+    REVENUE_SCHEMA,
+    ("dt", "n_nationkey"),
+    ("dt",),
+    {
+        "bucket": "1",
+        "merge-engine": "aggregation",
+        "fields.revenue.aggregate-function": "sum",
+        "fields.order_count.aggregate-function": "sum",
+    },
 )
 ORDER_STATUS = TableSpec(
-    "mart_order_status", ORDER_STATUS_SCHEMA, ("dt", "o_orderkey"), ("dt",),
+    "mart_order_status",
+    ORDER_STATUS_SCHEMA,
+    ("dt", "o_orderkey"),
+    ("dt",),
     {"bucket": "1", "merge-engine": "partial-update"},
 )
 
@@ -107,12 +165,18 @@ def ensure_table(catalog: lakestore.Catalog, spec: TableSpec, lifecycle_options:
     if spec.lifecycle and lifecycle_options:
         options.update(lifecycle_options)
     return catalog.create_table(
-        spec.identifier, schema=spec.schema, partition_keys=spec.partition_keys,
-        primary_keys=spec.primary_keys, options=options, exist_ok=True,
+        spec.identifier,
+        schema=spec.schema,
+        partition_keys=spec.partition_keys,
+        primary_keys=spec.primary_keys,
+        options=options,
+        exist_ok=True,
     )
 
 
-def ensure_optional_table(catalog: lakestore.Catalog, spec: TableSpec, log: logging.Logger | Callable | None = None) -> tuple[lakestore.Table | None, str | None]:
+def ensure_optional_table(
+    catalog: lakestore.Catalog, spec: TableSpec, log: logging.Logger | Callable | None = None
+) -> tuple[lakestore.Table | None, str | None]:
     """Like ``ensure_table`` for tables that need not-yet-implemented lakestore features (marts):
     returns ``(None, reason)`` instead of raising when lakestore refuses an option."""
     try:

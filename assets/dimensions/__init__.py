@@ -21,11 +21,19 @@ def build_dimension_asset(spec: TableSpec) -> dg.AssetsDefinition:
         rows = dimension_rows(load_tpch(landing.resolved_root(), landing.scale_factor), spec.name)
         current = table.to_arrow() if table.latest_snapshot() is not None else None
         snapshot = None
-        if current is not None and current.num_rows == rows.num_rows and current.sort_by(spec.primary_keys[0]).equals(rows.sort_by(spec.primary_keys[0])):
+        if (
+            current is not None
+            and current.num_rows == rows.num_rows
+            and current.sort_by(spec.primary_keys[0]).equals(rows.sort_by(spec.primary_keys[0]))
+        ):
             context.log.info(f"{spec.identifier} already holds these {rows.num_rows} rows; nothing to do")
         else:
             snapshot = table.write_arrow(rows, overwrite=True, commit_user=f"load-{spec.name}")
-        return dg.MaterializeResult(metadata=materialization_metadata(table, commit_stats(table, [snapshot]), watch, extra={"rows": dg.MetadataValue.int(rows.num_rows)}))
+        return dg.MaterializeResult(
+            metadata=materialization_metadata(
+                table, commit_stats(table, [snapshot]), watch, extra={"rows": dg.MetadataValue.int(rows.num_rows)}
+            )
+        )
 
     return dimension
 

@@ -34,11 +34,17 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
         kinds={"lakestore"},
         description=f"Full compaction of {spec.identifier}'s day partitions (and of partitions at the compaction trigger).",
         check_specs=[
-            dg.AssetCheckSpec(PRESERVES_ROWS, asset=key, description="Compaction does not change the live rows of the compacted partitions."),
-            dg.AssetCheckSpec(READABLE, asset=key, description="The newest snapshot reads back completely (every column of the compacted partitions)."),
+            dg.AssetCheckSpec(
+                PRESERVES_ROWS, asset=key, description="Compaction does not change the live rows of the compacted partitions."
+            ),
+            dg.AssetCheckSpec(
+                READABLE, asset=key, description="The newest snapshot reads back completely (every column of the compacted partitions)."
+            ),
         ],
     )
-    def compacted(context: dg.AssetExecutionContext, config: CompactionConfig, catalog: LakestoreResource, spark: SparkResource) -> dg.MaterializeResult:
+    def compacted(
+        context: dg.AssetExecutionContext, config: CompactionConfig, catalog: LakestoreResource, spark: SparkResource
+    ) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
         days = list(context.partition_keys)
@@ -67,7 +73,10 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
             readable, error = False, f"{type(exc).__name__}: {exc}"
         shapes = table_shape(table, partitions=targets)
         meta = materialization_metadata(
-            table, commit_stats(table, snapshots), watch, shape_partitions=targets,
+            table,
+            commit_stats(table, snapshots),
+            watch,
+            shape_partitions=targets,
             extra={
                 "status": status,
                 "engine": config.engine,
@@ -79,9 +88,17 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
         return dg.MaterializeResult(
             metadata=meta,
             check_results=[
-                dg.AssetCheckResult(check_name=PRESERVES_ROWS, asset_key=key, passed=readable and before == after, metadata={"rows_before": before, "rows_after": after}),
                 dg.AssetCheckResult(
-                    check_name=READABLE, asset_key=key, passed=readable, description=error or None,
+                    check_name=PRESERVES_ROWS,
+                    asset_key=key,
+                    passed=readable and before == after,
+                    metadata={"rows_before": before, "rows_after": after},
+                ),
+                dg.AssetCheckResult(
+                    check_name=READABLE,
+                    asset_key=key,
+                    passed=readable,
+                    description=error or None,
                     metadata={"snapshot_id": latest.id if latest else -1, "rows_read": after},
                 ),
             ],

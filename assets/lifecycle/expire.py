@@ -36,10 +36,18 @@ def retention_check(table: ls.Table, key: dg.AssetKey) -> dg.AssetCheckResult:
         except Exception as exc:  # noqa: BLE001 - the check reports any failure
             problems.append(f"tag {name} unreadable: {type(exc).__name__}: {exc}")
     return dg.AssetCheckResult(
-        check_name=RETENTION, asset_key=key, passed=not problems, description="; ".join(problems) or None,
+        check_name=RETENTION,
+        asset_key=key,
+        passed=not problems,
+        description="; ".join(problems) or None,
         metadata={
-            "snapshots_retained": len(ids), "earliest_snapshot": ids[0] if ids else -1, "latest_snapshot": ids[-1] if ids else -1,
-            "num_retained_min": retain_min, "num_retained_max": retain_max if retain_max is not None else -1, "tags_checked": len(tags), "consumers": len(consumers),
+            "snapshots_retained": len(ids),
+            "earliest_snapshot": ids[0] if ids else -1,
+            "latest_snapshot": ids[-1] if ids else -1,
+            "num_retained_min": retain_min,
+            "num_retained_max": retain_max if retain_max is not None else -1,
+            "tags_checked": len(tags),
+            "consumers": len(consumers),
         },
     )
 
@@ -67,13 +75,15 @@ def build_expiration_asset(spec: TableSpec) -> dg.AssetsDefinition:
         else:
             result = table.expire_snapshots()
             expired_ids = tuple(getattr(result, "expired_snapshot_ids", ()))
-            extra.update({
-                "status": "expired",
-                "snapshots_expired": dg.MetadataValue.int(len(expired_ids)),
-                "expired_snapshot_ids": ", ".join(map(str, expired_ids)) or "none",
-                "data_files_deleted": dg.MetadataValue.int(int(getattr(result, "deleted_data_files", 0))),
-                "manifest_files_deleted": dg.MetadataValue.int(int(getattr(result, "deleted_manifest_files", 0))),
-            })
+            extra.update(
+                {
+                    "status": "expired",
+                    "snapshots_expired": dg.MetadataValue.int(len(expired_ids)),
+                    "expired_snapshot_ids": ", ".join(map(str, expired_ids)) or "none",
+                    "data_files_deleted": dg.MetadataValue.int(int(getattr(result, "deleted_data_files", 0))),
+                    "manifest_files_deleted": dg.MetadataValue.int(int(getattr(result, "deleted_manifest_files", 0))),
+                }
+            )
             context.log.info(f"{spec.identifier}: expired snapshots {expired_ids or 'none'}")
         ids = [s.id for s in table.snapshots()]
         extra["snapshots_retained"] = dg.MetadataValue.int(len(ids))

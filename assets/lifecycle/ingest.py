@@ -42,11 +42,19 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
         kinds={"spark", "lakestore"},
         description=f"Spark ingestion of the landing files into lakestore table {spec.identifier} (one idempotent commit per day).",
         check_specs=[
-            dg.AssetCheckSpec(RECONCILE, asset=key, description="Committed rows equal landed rows; live rows of dt=<day> lie between inserts minus all their deletes and inserts."),
-            dg.AssetCheckSpec(SORTED_RUNS, asset=key, description="Every touched bucket has fewer sorted runs than num-sorted-run.stop-trigger."),
+            dg.AssetCheckSpec(
+                RECONCILE,
+                asset=key,
+                description="Committed rows equal landed rows; live rows of dt=<day> lie between inserts minus all their deletes and inserts.",
+            ),
+            dg.AssetCheckSpec(
+                SORTED_RUNS, asset=key, description="Every touched bucket has fewer sorted runs than num-sorted-run.stop-trigger."
+            ),
         ],
     )
-    def ingested(context: dg.AssetExecutionContext, spark: SparkResource, catalog: LakestoreResource, landing: LandingResource) -> dg.MaterializeResult:
+    def ingested(
+        context: dg.AssetExecutionContext, spark: SparkResource, catalog: LakestoreResource, landing: LandingResource
+    ) -> dg.MaterializeResult:
         from lakestore.spark import write_dataframe  # noqa: PLC0415 - imports pyspark
 
         watch = Stopwatch()
@@ -70,7 +78,9 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
                 df = session.read.parquet(str(path))
                 snapshot = write_dataframe(df, table, commit_user=user, commit_identifier=ident)
                 new_snapshots.append(snapshot)
-                context.log.info(f"{spec.identifier} {day}: {landed_rows} landed rows committed as snapshot {snapshot.id if snapshot else None}")
+                context.log.info(
+                    f"{spec.identifier} {day}: {landed_rows} landed rows committed as snapshot {snapshot.id if snapshot else None}"
+                )
             per_day[day] = (landed_rows, snapshot)
 
         stats = commit_stats(table, new_snapshots)
@@ -80,11 +90,16 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
         worst = max((s.sorted_runs for s in shapes), default=0)
         limit = stop_trigger(table)
         meta = materialization_metadata(
-            table, stats, watch, shape_partitions=days,
+            table,
+            stats,
+            watch,
+            shape_partitions=days,
             extra={
                 "days": dg.MetadataValue.int(len(days)),
                 "landed_rows": dg.MetadataValue.int(sum(r for r, _ in per_day.values())),
-                "days_already_ingested": dg.MetadataValue.int(sum(1 for d, (_, s) in per_day.items() if s is not None and s not in new_snapshots)),
+                "days_already_ingested": dg.MetadataValue.int(
+                    sum(1 for d, (_, s) in per_day.items() if s is not None and s not in new_snapshots)
+                ),
             },
         )
         return dg.MaterializeResult(
@@ -92,7 +107,9 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
             check_results=[
                 reconcile,
                 dg.AssetCheckResult(
-                    check_name=SORTED_RUNS, asset_key=key, passed=worst < limit,
+                    check_name=SORTED_RUNS,
+                    asset_key=key,
+                    passed=worst < limit,
                     metadata={"max_sorted_runs": worst, "stop_trigger": limit, "buckets_checked": len(shapes)},
                 ),
             ],
@@ -117,7 +134,9 @@ def _reconcile(table: lakestore.Table, spec: TableSpec, landing: LandingResource
             problems.append(f"{day}: {n} live rows in dt={day}, expected {low}..{high}")
     table_md = "| day | landed | committed | live in dt=day | expected live |\n|---|---|---|---|---|\n" + "\n".join(rows)
     return dg.AssetCheckResult(
-        check_name=RECONCILE, asset_key=ingested_key(spec.name), passed=not problems,
+        check_name=RECONCILE,
+        asset_key=ingested_key(spec.name),
+        passed=not problems,
         description="; ".join(problems) if problems else "committed rows match the landing files",
         metadata={"reconciliation": dg.MetadataValue.md(table_md)},
     )

@@ -36,7 +36,10 @@ def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
                 kept.append(day)
                 rows.append(f"| {day} | {existing[day]} | existing |")
                 continue
-            snapshot = table.snapshot_manager.find_committed(ingest_user(spec.name), day_number(day), "APPEND", after_id=None) or table.latest_snapshot()
+            snapshot = (
+                table.snapshot_manager.find_committed(ingest_user(spec.name), day_number(day), "APPEND", after_id=None)
+                or table.latest_snapshot()
+            )
             if snapshot is None:
                 context.log.info(f"{spec.identifier}: no snapshot yet, no tag for {day}")
                 continue
@@ -46,7 +49,9 @@ def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
         tags_now = list_tags(table) or {}
         return dg.MaterializeResult(
             metadata=materialization_metadata(
-                table, CommitStats(), watch,
+                table,
+                CommitStats(),
+                watch,
                 extra={
                     "status": "tagged",
                     "tags_created": dg.MetadataValue.int(len(created)),

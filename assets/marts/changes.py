@@ -53,7 +53,9 @@ class ChangeFeed:
     """Applies ``upstream``'s changes (``columns`` plus ``_row_kind``) to ``mart`` through
     ``consumer_id``; the rows to commit come from ``to_mart(changes, through_snapshot_id)``."""
 
-    def __init__(self, upstream: lakestore.Table, mart: lakestore.Table, *, consumer_id: str, commit_user: str, columns: Sequence[str]) -> None:
+    def __init__(
+        self, upstream: lakestore.Table, mart: lakestore.Table, *, consumer_id: str, commit_user: str, columns: Sequence[str]
+    ) -> None:
         self.upstream = upstream
         self.mart = mart
         self.consumer_id = consumer_id

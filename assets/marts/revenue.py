@@ -28,17 +28,27 @@ def revenue_delta(changes: pa.Table, customers: pa.Table, nations: pa.Table) -> 
     order-count change (zero net changes dropped)."""
     add = adds(changes)
     price = changes.column("o_totalprice").cast(pa.decimal128(18, 2))
-    signed = pa.table({
-        "dt": changes.column("dt"), "o_custkey": changes.column("o_custkey"),
-        "revenue": pc.if_else(add, price, pc.negate(price)),
-        "order_count": pa.array(np.where(add.to_numpy(zero_copy_only=False), 1, -1), pa.int64()),
-    })
-    with_nation = signed.join(customers, keys="o_custkey", right_keys="c_custkey").join(nations, keys="c_nationkey", right_keys="n_nationkey")
+    signed = pa.table(
+        {
+            "dt": changes.column("dt"),
+            "o_custkey": changes.column("o_custkey"),
+            "revenue": pc.if_else(add, price, pc.negate(price)),
+            "order_count": pa.array(np.where(add.to_numpy(zero_copy_only=False), 1, -1), pa.int64()),
+        }
+    )
+    with_nation = signed.join(customers, keys="o_custkey", right_keys="c_custkey").join(
+        nations, keys="c_nationkey", right_keys="n_nationkey"
+    )
     grouped = with_nation.group_by(["dt", "c_nationkey", "n_name"]).aggregate([("revenue", "sum"), ("order_count", "sum")])
-    out = pa.table({
-        "dt": grouped.column("dt"), "n_nationkey": grouped.column("c_nationkey"), "n_name": grouped.column("n_name"),
-        "revenue": grouped.column("revenue_sum").cast(pa.decimal128(18, 2)), "order_count": grouped.column("order_count_sum"),
-    })
+    out = pa.table(
+        {
+            "dt": grouped.column("dt"),
+            "n_nationkey": grouped.column("c_nationkey"),
+            "n_name": grouped.column("n_name"),
+            "revenue": grouped.column("revenue_sum").cast(pa.decimal128(18, 2)),
+            "order_count": grouped.column("order_count_sum"),
+        }
+    )
     changed = pc.or_(pc.not_equal(out.column("order_count"), 0), pc.not_equal(out.column("revenue").cast(pa.float64()), 0.0))
     return out.filter(changed)
 
@@ -49,11 +59,23 @@ def reconcile(mart: ls.Table, orders: ls.Table, customers: pa.Table, dts: list[s
     where = ls.col("dt").isin(dts)
     live = read_at(orders, orders_snapshot, columns=["dt", "o_custkey", "o_totalprice"], filter=where)
     live = live.join(customers.select(["c_custkey"]), keys="o_custkey", right_keys="c_custkey", join_type="left semi")
-    expected = {r["dt"]: (r["o_totalprice_sum"], r["count_all"]) for r in live.group_by("dt").aggregate([("o_totalprice", "sum"), ([], "count_all")]).to_pylist()}
-    got = {r["dt"]: (r["revenue_sum"], r["order_count_sum"]) for r in mart.to_arrow(filter=where).group_by("dt").aggregate([("revenue", "sum"), ("order_count", "sum")]).to_pylist()}
-    bad = [d for d in dts if (expected.get(d, (0, 0))[0] or 0) != (got.get(d, (0, 0))[0] or 0) or expected.get(d, (0, 0))[1] != got.get(d, (0, 0))[1]]
+    expected = {
+        r["dt"]: (r["o_totalprice_sum"], r["count_all"])
+        for r in live.group_by("dt").aggregate([("o_totalprice", "sum"), ([], "count_all")]).to_pylist()
+    }
+    got = {
+        r["dt"]: (r["revenue_sum"], r["order_count_sum"])
+        for r in mart.to_arrow(filter=where).group_by("dt").aggregate([("revenue", "sum"), ("order_count", "sum")]).to_pylist()
+    }
+    bad = [
+        d
+        for d in dts
+        if (expected.get(d, (0, 0))[0] or 0) != (got.get(d, (0, 0))[0] or 0) or expected.get(d, (0, 0))[1] != got.get(d, (0, 0))[1]
+    ]
     return dg.AssetCheckResult(
-        check_name=RECONCILES, asset_key=KEY, passed=not bad,
+        check_name=RECONCILES,
+        asset_key=KEY,
+        passed=not bad,
         description=f"days that do not reconcile: {bad[:10]}" if bad else None,
         metadata={"days_checked": len(dts), "days_mismatched": len(bad), "orders_snapshot": orders_snapshot},
     )
@@ -91,7 +113,9 @@ def revenue_asset(context: dg.AssetExecutionContext, catalog: LakestoreResource)
     if result.recovered is not None:
         context.log.warning(f"mart commit for orders snapshot {result.recovered} had landed without its checkpoint; not applied again")
     stats = commit_stats(mart, [result.snapshot])
-    context.log.info(f"applied {result.change_rows} orders change rows through snapshot {result.through}: mart snapshot {stats.snapshot_ids or 'none'}")
+    context.log.info(
+        f"applied {result.change_rows} orders change rows through snapshot {result.through}: mart snapshot {stats.snapshot_ids or 'none'}"
+    )
     dts = sorted(stats.touched_partitions | set(context.partition_keys))
     yield dg.MaterializeResult(
         metadata=materialization_metadata(mart, stats, watch, shape_partitions=dts, extra=result.metadata("orders")),

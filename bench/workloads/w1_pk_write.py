@@ -7,7 +7,19 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from bench import data
-from bench.common import LAKESTORE, PYARROW, PYPAIMON, PYPAIMON_RUST, Context, Measurement, Ratio, Target, WorkloadResult, profile_to, repeat
+from bench.common import (
+    LAKESTORE,
+    PYARROW,
+    PYPAIMON,
+    PYPAIMON_RUST,
+    Context,
+    Measurement,
+    Ratio,
+    Target,
+    WorkloadResult,
+    profile_to,
+    repeat,
+)
 from bench.lakeside import create_table, write_commits
 
 NUMBER = 1
@@ -38,9 +50,11 @@ def lakestore_measure(ctx: Context, reps: int) -> Measurement:
 
 def pyarrow_floor(commits: list, folder: Path, reps: int) -> Measurement:
     """The same rows written as one zstd parquet file per commit (no keys, sorting or metadata)."""
+
     def run(_: object) -> None:
         for i, c in enumerate(commits):
             pq.write_table(c, folder / f"commit-{i}.parquet", compression="zstd")
+
     m, _ = repeat(PYARROW, reps, lambda i: None, run)
     return m
 
@@ -54,7 +68,13 @@ def run(ctx: Context) -> WorkloadResult:
     res.add(STEP, lakestore_measure(ctx, ctx.reps))
     res.add(STEP, pyarrow_floor(commits, ctx.scratch("w1-pyarrow"), ctx.reps))
     if ctx.oracle is not None:
-        spec = dict(commits=ctx.shared["w1_ipc"], primary_keys=list(data.PRIMARY_KEYS), partition_keys=list(data.PARTITION_KEYS), options=data.OPTIONS, reps=ctx.slow_reps)
+        spec = dict(
+            commits=ctx.shared["w1_ipc"],
+            primary_keys=list(data.PRIMARY_KEYS),
+            partition_keys=list(data.PARTITION_KEYS),
+            options=data.OPTIONS,
+            reps=ctx.slow_reps,
+        )
         m, out = ctx.oracle.measure(PYPAIMON, "pk_write", warehouse=str(ctx.scratch("w1-pypaimon")), mode="python", **spec)
         res.add(STEP, m)
         if m is None:
@@ -84,4 +104,3 @@ def run(ctx: Context) -> WorkloadResult:
         table = create_table(warehouse, "w1_profile")
         profile_to(ctx.profile_dir / "w1_pk_write.txt", lambda: write_commits(table, commits))
     return res
-

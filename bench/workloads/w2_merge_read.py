@@ -55,13 +55,24 @@ def run(ctx: Context) -> WorkloadResult:
         filters = [["equal", "dt", FILTER_DT], ["less_than", "id", bound]]
         for label, mode in ((PYPAIMON, "python"), (PYPAIMON_RUST, "native")):
             for step, extra in ((FULL, {}), (FILTERED, {"projection": PROJECTION, "filter": filters})):
-                m, out = ctx.oracle.measure(label, "read", table_path=str(ctx.shared["w1_table"]), mode=mode, reps=ctx.reps if mode == "native" else ctx.slow_reps, **extra)
+                m, out = ctx.oracle.measure(
+                    label,
+                    "read",
+                    table_path=str(ctx.shared["w1_table"]),
+                    mode=mode,
+                    reps=ctx.reps if mode == "native" else ctx.slow_reps,
+                    **extra,
+                )
                 if m is None:
                     res.notes.append(f"{label} {step} failed: {out['error']}")
                     continue
                 rows[(step, label)] = out["rows"]
                 if mode == "native":
-                    m.note = "read.native.enabled: Rust plans and reads" if out["native_read_used"] else f"FELL BACK to Python: {out['fallback_reasons']}"
+                    m.note = (
+                        "read.native.enabled: Rust plans and reads"
+                        if out["native_read_used"]
+                        else f"FELL BACK to Python: {out['fallback_reasons']}"
+                    )
                 res.add(step, m)
     else:
         res.notes.append("oracle venv missing: pypaimon peers not run")

@@ -29,7 +29,12 @@ def run(ctx: Context) -> WorkloadResult:
         table = lakestore.Table.from_path(str(path))
     lo, hi = runs_per_bucket(table)
     files = live_file_paths(table)
-    res.facts.append(("files per bucket after compaction", f"{lo}..{hi}; {len(files)} files; every split raw-convertible: {all(s.raw_convertible for s in table.plan())}"))
+    res.facts.append(
+        (
+            "files per bucket after compaction",
+            f"{lo}..{hi}; {len(files)} files; every split raw-convertible: {all(s.raw_convertible for s in table.plan())}",
+        )
+    )
     m, out = repeat(LAKESTORE, ctx.reps, lambda i: None, lambda _: table.to_arrow())
     res.add(STEP, m)
     rows = {LAKESTORE: out.num_rows}
@@ -39,7 +44,9 @@ def run(ctx: Context) -> WorkloadResult:
     rows[PYARROW] = out.num_rows
     if ctx.oracle is not None:
         for label, mode in ((PYPAIMON, "python"), (PYPAIMON_RUST, "native")):
-            m, out = ctx.oracle.measure(label, "read", table_path=str(table.path), mode=mode, reps=ctx.reps if mode == "native" else ctx.slow_reps)
+            m, out = ctx.oracle.measure(
+                label, "read", table_path=str(table.path), mode=mode, reps=ctx.reps if mode == "native" else ctx.slow_reps
+            )
             if m is None:
                 res.notes.append(f"{label} failed: {out['error']}")
                 continue

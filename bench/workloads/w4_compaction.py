@@ -54,7 +54,9 @@ def run(ctx: Context) -> WorkloadResult:
     m.note = "floor: read each bucket's runs, sort by key+sequence, keep last, write one zstd file"
     res.add(STEP, m)
     res.speed_ratio(STEP, PYARROW)
-    res.notes.append("pypaimon 2.1.0 (Python and Rust core) exposes no compaction, so the only peer is the pyarrow floor; issue 10 sets no target here")
+    res.notes.append(
+        "pypaimon 2.1.0 (Python and Rust core) exposes no compaction, so the only peer is the pyarrow floor; issue 10 sets no target here"
+    )
     if ctx.profile_dir is not None:
         t = setup(ctx.reps)
         profile_to(ctx.profile_dir / "w4_compaction.txt", lambda: compact(t))

@@ -16,7 +16,7 @@ WINDOW = 10  # "commit 10" = median of commits 6..15, "commit N" = median of the
 
 
 def _windows(times: list[float]) -> tuple[list[float], list[float]]:
-    return times[max(0, 10 - WINDOW // 2 - 1): 10 + WINDOW // 2], times[-WINDOW:]
+    return times[max(0, 10 - WINDOW // 2 - 1) : 10 + WINDOW // 2], times[-WINDOW:]
 
 
 def _add(res: WorkloadResult, label: str, times: list[float], n: int) -> tuple[float, float]:
@@ -35,17 +35,38 @@ def run(ctx: Context) -> WorkloadResult:
     times = [timed(lambda c=c: table.write_arrow(c))[0] for c in commits]
     early, late = _add(res, LAKESTORE, times, n)
     snap = table.latest_snapshot()
-    res.facts.append(("commits", f"{n} commits of {ROWS_PER_COMMIT} rows (one partition each); latest snapshot id {snap.id}, kinds appended+compact as the writer decides"))
-    res.facts.append(("lakestore per commit (write_arrow: write + commit)", f"commit 10: {early * 1000:.1f} ms, commit {n}: {late * 1000:.1f} ms"))
+    res.facts.append(
+        (
+            "commits",
+            f"{n} commits of {ROWS_PER_COMMIT} rows (one partition each); latest snapshot id {snap.id}, kinds appended+compact as the writer decides",
+        )
+    )
+    res.facts.append(
+        ("lakestore per commit (write_arrow: write + commit)", f"commit 10: {early * 1000:.1f} ms, commit {n}: {late * 1000:.1f} ms")
+    )
     res.ratios.append(Ratio(f"lakestore commit {n} / commit 10 latency", late / early))
-    res.targets.append(Target(f"W5 commit {n} latency / commit 10 latency", late / early, "<=", 2,
-                              note="" if n >= 1000 else f"quick run: {n} snapshots, not 1000"))
+    res.targets.append(
+        Target(
+            f"W5 commit {n} latency / commit 10 latency",
+            late / early,
+            "<=",
+            2,
+            note="" if n >= 1000 else f"quick run: {n} snapshots, not 1000",
+        )
+    )
     if ctx.oracle is not None:
         paths = [str(data.write_ipc(c, folder / f"c-{i}.arrow")) for i, c in enumerate(commits)]
         for label, mode in ((PYPAIMON, "python"), (PYPAIMON_RUST, "native")):
             try:
-                out = ctx.oracle.run("commit_latency", commits=paths, warehouse=str(ctx.scratch(f"w5-{mode}")), mode=mode,
-                                     primary_keys=list(data.PRIMARY_KEYS), partition_keys=list(data.PARTITION_KEYS), options=data.OPTIONS)
+                out = ctx.oracle.run(
+                    "commit_latency",
+                    commits=paths,
+                    warehouse=str(ctx.scratch(f"w5-{mode}")),
+                    mode=mode,
+                    primary_keys=list(data.PRIMARY_KEYS),
+                    partition_keys=list(data.PARTITION_KEYS),
+                    options=data.OPTIONS,
+                )
             except Exception as exc:  # noqa: BLE001
                 res.notes.append(f"{label} failed: {exc}")
                 continue

@@ -24,19 +24,32 @@ def run(ctx: Context) -> WorkloadResult:
     source = data.write_stream(ctx.scratch("w6-input") / "input.arrows", rows)
     outs = []
     for i in range(ctx.slow_reps):
-        proc = subprocess.run([sys.executable, "-m", "bench.workloads.w6_child", str(source), str(ctx.scratch(f"w6-{i}"))],
-                              capture_output=True, text=True, cwd=ROOT, timeout=3600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.workloads.w6_child", str(source), str(ctx.scratch(f"w6-{i}"))],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=3600,
+        )
         if proc.returncode != 0:
             res.skipped = f"child failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}"
             return res
         outs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         ctx.scratch(f"w6-{i}")  # free the disk space
-    m = res.add(STEP.replace("10M", f"{rows / 1e6:g}M"), Measurement(LAKESTORE, [o["seconds"] for o in outs], note="streamed from an Arrow IPC stream file"))
+    m = res.add(
+        STEP.replace("10M", f"{rows / 1e6:g}M"),
+        Measurement(LAKESTORE, [o["seconds"] for o in outs], note="streamed from an Arrow IPC stream file"),
+    )
     assert m is not None
     peak_gib = max(o["peak_rss_kib"] for o in outs) / 1024 / 1024
     base_mib = min(o["baseline_rss_kib"] for o in outs) / 1024
     rows_per_s = rows / m.median
-    res.facts.append(("peak RSS", f"{peak_gib:.2f} GiB (process after imports and table creation: {base_mib:.0f} MiB); {outs[-1]['files']} data files written"))
+    res.facts.append(
+        (
+            "peak RSS",
+            f"{peak_gib:.2f} GiB (process after imports and table creation: {base_mib:.0f} MiB); {outs[-1]['files']} data files written",
+        )
+    )
     if "w1_rows_per_s" not in ctx.shared:
         w1_pk_write.lakestore_measure(ctx, ctx.reps)
         res.notes.append("workload 1 was not in this run: its lakestore write was timed here for the throughput comparison")

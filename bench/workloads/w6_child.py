@@ -36,7 +36,17 @@ def main(argv: list[str]) -> int:
         seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     files = sum(len(s.files) for s in table.plan())
-    print(json.dumps({"seconds": seconds, "rows": snapshot.total_record_count if snapshot else 0, "peak_rss_kib": peak, "baseline_rss_kib": baseline, "files": files}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "rows": snapshot.total_record_count if snapshot else 0,
+                "peak_rss_kib": peak,
+                "baseline_rss_kib": baseline,
+                "files": files,
+            }
+        )
+    )
     return 0
 
 

@@ -28,10 +28,15 @@ def run(ctx: Context) -> WorkloadResult:
     folder = ctx.scratch("w7-input")
     full, half = f"{rows / 1e6:g}M rows", f"{rows / 2e6:g}M rows"
     reps = max(1, ctx.slow_reps - 1)
-    inputs = [[full, str(data.write_parquet(folder / "full.parquet", rows)), reps], [half, str(data.write_parquet(folder / "half.parquet", rows // 2)), 1]]
+    inputs = [
+        [full, str(data.write_parquet(folder / "full.parquet", rows)), reps],
+        [half, str(data.write_parquet(folder / "half.parquet", rows // 2)), 1],
+    ]
     spec = folder / "spec.json"
     spec.write_text(json.dumps({"inputs": inputs, "warehouse": str(ctx.scratch("w7-warehouse")), "master": "local[2]"}))
-    proc = subprocess.run([sys.executable, "-m", "bench.workloads.w7_child", str(spec)], capture_output=True, text=True, cwd=ROOT, timeout=7200)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.workloads.w7_child", str(spec)], capture_output=True, text=True, cwd=ROOT, timeout=7200
+    )
     if proc.returncode != 0:
         tail = [ln for ln in proc.stderr.strip().splitlines() if "Error" in ln or "error" in ln][-1:] or [str(proc.returncode)]
         res.skipped = f"child failed: {tail[0][:300]}"
@@ -46,5 +51,7 @@ def run(ctx: Context) -> WorkloadResult:
     res.ratios.append(Ratio(f"Spark time {full} / Spark time {half} (2.0 = linear)", growth))
     res.targets.append(Target("W7 Spark time / single-process time", spark_vs_single, "<=", 2.0))
     res.targets.append(Target("W7 Spark linear in rows: time(N) / time(N/2)", growth, "<=", 2.2, note="<= 2 plus 10% noise allowance"))
-    res.notes.append("both paths read the same parquet file inside the timed section; the Spark session is started and warmed up before timing")
+    res.notes.append(
+        "both paths read the same parquet file inside the timed section; the Spark session is started and warmed up before timing"
+    )
     return res

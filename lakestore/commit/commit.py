@@ -40,7 +40,16 @@ class _Attempt:
 
 
 class TableCommit:
-    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, *, commit_user: str, hook: CommitHook | None = None, manifests: ManifestStore | None = None) -> None:
+    def __init__(
+        self,
+        file_io: FileIO,
+        table_path: str,
+        schema: TableSchema,
+        *,
+        commit_user: str,
+        hook: CommitHook | None = None,
+        manifests: ManifestStore | None = None,
+    ) -> None:
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
@@ -56,7 +65,15 @@ class TableCommit:
         self.publish_attempted = False
 
     # -- public API ---------------------------------------------------------------------------
-    def commit(self, messages: Sequence[CommitMessage], commit_identifier: int = BATCH_COMMIT_IDENTIFIER, *, overwrite: Overwrite = None, watermark: int | None = None, properties: Mapping[str, str] | None = None) -> list[Snapshot]:
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
+        *,
+        overwrite: Overwrite = None,
+        watermark: int | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> list[Snapshot]:
         """Commit the messages; returns the snapshots created (APPEND or OVERWRITE, then COMPACT).
 
         An identical retry (same commit user and identifier) that already landed returns the
@@ -69,6 +86,7 @@ class TableCommit:
         append_changelog: list[ManifestEntry] = []
         compact_changelog: list[ManifestEntry] = []
         for m in messages:
+
             def entries(kind: int, files: Sequence[DataFileMeta], m: CommitMessage = m) -> list[ManifestEntry]:
                 return [ManifestEntry(kind, m.partition, m.bucket, m.total_buckets, f) for f in files]
 
@@ -82,7 +100,11 @@ class TableCommit:
         self.publish_attempted = False
         try:
             if overwrite is not None and overwrite is not False:
-                out.append(self._commit_kind("OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, changelog=append_changelog, **common))
+                out.append(
+                    self._commit_kind(
+                        "OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, changelog=append_changelog, **common
+                    )
+                )
             elif appends or append_changelog:
                 out.append(self._commit_kind("APPEND", appends, commit_identifier, start, changelog=append_changelog, **common))
             if compacts or compact_changelog:
@@ -116,11 +138,24 @@ class TableCommit:
         return [i for i in identifiers if i > latest]
 
     # -- one snapshot -------------------------------------------------------------------------
-    def _commit_kind(self, kind: str, changes: list[ManifestEntry], identifier: int, start: int | None, *, changelog: list[ManifestEntry], overwrite: Overwrite = None, watermark: int | None, properties: Mapping[str, str] | None) -> Snapshot:
+    def _commit_kind(
+        self,
+        kind: str,
+        changes: list[ManifestEntry],
+        identifier: int,
+        start: int | None,
+        *,
+        changelog: list[ManifestEntry],
+        overwrite: Overwrite = None,
+        watermark: int | None,
+        properties: Mapping[str, str] | None,
+    ) -> Snapshot:
         retries = self.options.commit_max_retries
         for attempt in range(retries + 1):
             if identifier != BATCH_COMMIT_IDENTIFIER or attempt > 0:
-                landed = self.snapshots.find_committed(self.commit_user, identifier, kind, after_id=start if identifier == BATCH_COMMIT_IDENTIFIER else None)
+                landed = self.snapshots.find_committed(
+                    self.commit_user, identifier, kind, after_id=start if identifier == BATCH_COMMIT_IDENTIFIER else None
+                )
                 if landed is not None:
                     return landed
             latest = self.snapshots.latest()
@@ -172,7 +207,9 @@ class TableCommit:
         live_ids = {e.identifier for e in base_live}
         for entry in delta:
             if entry.kind == DELETE and entry.identifier not in live_ids:
-                raise CommitConflictError(f"file {entry.file.file_name} (partition bucket {entry.bucket}) is no longer live: a concurrent commit removed it")
+                raise CommitConflictError(
+                    f"file {entry.file.file_name} (partition bucket {entry.bucket}) is no longer live: a concurrent commit removed it"
+                )
         totals: dict[bytes, int] = {}
         for e in base_live:
             totals.setdefault(e.partition, e.total_buckets)
@@ -194,20 +231,45 @@ class TableCommit:
                 by_level.setdefault((e.partition, e.bucket, e.file.level), []).append(e.file)
         source = self.manifests.manifest_dir
         for (_, bucket, level), files in by_level.items():
-            ranges = sorted((decode_row(f.min_key, self._key_types, source=source), decode_row(f.max_key, self._key_types, source=source), f.file_name) for f in files)
+            ranges = sorted(
+                (decode_row(f.min_key, self._key_types, source=source), decode_row(f.max_key, self._key_types, source=source), f.file_name)
+                for f in files
+            )
             for (_, prev_max, prev_name), (cur_min, _, cur_name) in zip(ranges, ranges[1:]):
                 if cur_min <= prev_max:
                     raise CommitConflictError(f"files {prev_name} and {cur_name} overlap in key range on level {level} of bucket {bucket}")
 
-    def _write_snapshot(self, kind: str, latest: Snapshot | None, delta: list[ManifestEntry], changelog: list[ManifestEntry], identifier: int, watermark: int | None, properties: Mapping[str, str] | None) -> tuple[Snapshot, _Attempt]:
+    def _write_snapshot(
+        self,
+        kind: str,
+        latest: Snapshot | None,
+        delta: list[ManifestEntry],
+        changelog: list[ManifestEntry],
+        identifier: int,
+        watermark: int | None,
+        properties: Mapping[str, str] | None,
+    ) -> tuple[Snapshot, _Attempt]:
         attempt = _Attempt()
         try:
             schema_id = self.schema.id
-            delta_metas = write_manifests(self.manifests, delta, schema_id=schema_id, partition_types=self._partition_types, target_size=self.options.manifest_target_size)
+            delta_metas = write_manifests(
+                self.manifests,
+                delta,
+                schema_id=schema_id,
+                partition_types=self._partition_types,
+                target_size=self.options.manifest_target_size,
+            )
             attempt.manifests += [m.file_name for m in delta_metas]
             self._hook("after-manifests")
             previous: list[ManifestFileMeta] = data_manifests(self.manifests, latest) if latest is not None else []
-            base_metas, new_files = merge_manifests(self.manifests, previous, schema_id=schema_id, partition_types=self._partition_types, target_size=self.options.manifest_target_size, min_count=self.options.manifest_merge_min_count)
+            base_metas, new_files = merge_manifests(
+                self.manifests,
+                previous,
+                schema_id=schema_id,
+                partition_types=self._partition_types,
+                target_size=self.options.manifest_target_size,
+                min_count=self.options.manifest_merge_min_count,
+            )
             attempt.manifests += new_files
             base_name, base_size = self.manifests.write_list(base_metas)
             attempt.manifests.append(base_name)
@@ -216,7 +278,13 @@ class TableCommit:
             changelog_name: str | None = None
             changelog_size: int | None = None
             if changelog:
-                changelog_metas = write_manifests(self.manifests, changelog, schema_id=schema_id, partition_types=self._partition_types, target_size=self.options.manifest_target_size)
+                changelog_metas = write_manifests(
+                    self.manifests,
+                    changelog,
+                    schema_id=schema_id,
+                    partition_types=self._partition_types,
+                    target_size=self.options.manifest_target_size,
+                )
                 attempt.manifests += [m.file_name for m in changelog_metas]
                 changelog_name, changelog_size = self.manifests.write_list(changelog_metas)
                 attempt.manifests.append(changelog_name)
@@ -251,5 +319,7 @@ class TableCommit:
 
     def _data_path(self, message: CommitMessage, f: DataFileMeta) -> str:
         from_partition = decode_row(message.partition, self._partition_types)
-        path = partition_path(self.schema.partition_keys, self._partition_types, from_partition, default_name=self.options.partition_default_name)
+        path = partition_path(
+            self.schema.partition_keys, self._partition_types, from_partition, default_name=self.options.partition_default_name
+        )
         return f"{bucket_dir(self.table_path, path, message.bucket)}/{f.file_name}"

@@ -38,7 +38,17 @@ SMALL_FILE_RATIO = 0.7  # Paimon rewrites files below 70% of target-file-size
 class BucketCompactor:
     """Compacts the files of one (partition, bucket)."""
 
-    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, schemas: SchemaManager, *, partition_values: tuple[Any, ...], bucket: int, writer: DataFileWriter | None = None) -> None:
+    def __init__(
+        self,
+        file_io: FileIO,
+        table_path: str,
+        schema: TableSchema,
+        schemas: SchemaManager,
+        *,
+        partition_values: tuple[Any, ...],
+        bucket: int,
+        writer: DataFileWriter | None = None,
+    ) -> None:
         self.file_io = file_io
         self.schema = schema
         self.schemas = schemas
@@ -71,7 +81,13 @@ class BucketCompactor:
     def compact(self, files: Sequence[DataFileMeta], *, full: bool) -> CompactResult:
         min_size = int(self.options.target_file_size * SMALL_FILE_RATIO)
         if not self.primary_key:
-            picked = pick_append_files(files, small_file_size=min_size, min_file_num=self.options.get("compaction.min.file-num"), max_file_num=self.options.get("compaction.max.file-num"), full=full)
+            picked = pick_append_files(
+                files,
+                small_file_size=min_size,
+                min_file_num=self.options.get("compaction.min.file-num"),
+                max_file_num=self.options.get("compaction.max.file-num"),
+                full=full,
+            )
             return compact_append(picked, read_file=self.read_file, writer=self.writer)
         levels = Levels.of(files, self.options.num_levels)
         runs = levels.sorted_runs()
@@ -102,7 +118,9 @@ class BucketCompactor:
         assert self.merge_engine is not None
         removed = {(f.file_name, f.level) for f in result.before}
         old_top = [f for f in files if f.level == max_level]
-        new_top = [f for f in files if f.level == max_level and (f.file_name, f.level) not in removed] + [f for f in result.after if f.level == max_level]
+        new_top = [f for f in files if f.level == max_level and (f.file_name, f.level) not in removed] + [
+            f for f in result.after if f.level == max_level
+        ]
         keys = list(self.schema.trimmed_primary_keys)
         before = self._top_level_rows(old_top)
         after = self._top_level_rows(new_top)
@@ -129,15 +147,21 @@ def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, i
     return out
 
 
-def _compact_files(table: Table, partition: bytes, bucket: int, total_buckets: int, files: list[DataFileMeta], *, full: bool) -> CommitMessage | None:
+def _compact_files(
+    table: Table, partition: bytes, bucket: int, total_buckets: int, files: list[DataFileMeta], *, full: bool
+) -> CommitMessage | None:
     values = decode_row(partition, table.schema.types_of(table.schema.partition_keys))
     compactor = BucketCompactor(table.file_io, table.path, table.schema, table.schema_manager, partition_values=values, bucket=bucket)
     result = compactor.compact(files, full=full)
     if result.is_empty:
         return None
     return CommitMessage(
-        partition, bucket, total_buckets,
-        compact_before=tuple(result.before), compact_after=tuple(result.after), compact_changelog_files=tuple(result.changelog),
+        partition,
+        bucket,
+        total_buckets,
+        compact_before=tuple(result.before),
+        compact_after=tuple(result.after),
+        compact_changelog_files=tuple(result.changelog),
     )
 
 
@@ -150,7 +174,9 @@ def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, s
     return _compact_files(table, partition, bucket, entries[0].total_buckets, [e.file for e in entries], full=full)
 
 
-def _in_partitions(table: Table, buckets: Iterable[tuple[bytes, int]], partitions: Sequence[Mapping[str, Any]] | None) -> list[tuple[bytes, int]]:
+def _in_partitions(
+    table: Table, buckets: Iterable[tuple[bytes, int]], partitions: Sequence[Mapping[str, Any]] | None
+) -> list[tuple[bytes, int]]:
     keys = table.schema.partition_keys
     types = table.schema.types_of(keys)
     selected = []
@@ -168,7 +194,9 @@ def select_buckets(table: Table, snapshot: Snapshot | None, partitions: Sequence
     return _in_partitions(table, bucket_files(table, snapshot), partitions)
 
 
-def compact_table(table: Table, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None) -> list[Snapshot]:
+def compact_table(
+    table: Table, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None
+) -> list[Snapshot]:
     """Compact the chosen partitions (all by default) and commit one COMPACT snapshot."""
     index = bucket_files(table, table.latest_snapshot())  # one scan of the snapshot for every bucket
     messages = []

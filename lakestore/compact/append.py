@@ -12,7 +12,9 @@ from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakestore.write.file_writer import DataFileWriter
 
 
-def pick_append_files(files: Sequence[DataFileMeta], *, small_file_size: int, min_file_num: int, max_file_num: int, full: bool) -> list[DataFileMeta]:
+def pick_append_files(
+    files: Sequence[DataFileMeta], *, small_file_size: int, min_file_num: int, max_file_num: int, full: bool
+) -> list[DataFileMeta]:
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     small = [f for f in ordered if f.file_size < small_file_size]
     if full:
@@ -22,7 +24,9 @@ def pick_append_files(files: Sequence[DataFileMeta], *, small_file_size: int, mi
     return small[:max_file_num]
 
 
-def compact_append(files: Sequence[DataFileMeta], *, read_file: Callable[[DataFileMeta], pa.Table], writer: DataFileWriter) -> CompactResult:
+def compact_append(
+    files: Sequence[DataFileMeta], *, read_file: Callable[[DataFileMeta], pa.Table], writer: DataFileWriter
+) -> CompactResult:
     result = CompactResult()
     if len(files) < 2:
         return result

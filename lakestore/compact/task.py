@@ -109,7 +109,11 @@ class MergeTreeCompactTask:
         for section in sections:
             rows = pa.concat_tables([self.read_file(f) for f in section])
             ordered = rows.take(sort_indices(rows, self.sort_columns))
-            merged = self.merge_engine.merge_and_drop_retracts(ordered, self.key_names) if self.drop_delete else self.merge_engine.merge(ordered, self.key_names)
+            merged = (
+                self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
+                if self.drop_delete
+                else self.merge_engine.merge(ordered, self.key_names)
+            )
             result.before.extend(section)
             if merged.num_rows:
                 pending.append(merged)

@@ -53,7 +53,9 @@ class UniversalCompaction:
             return None
         return self._size_ratio(max_level, runs, 1)
 
-    def _size_ratio(self, max_level: int, runs: Sequence[LevelSortedRun], candidate_count: int, force_pick: bool = False) -> CompactUnit | None:
+    def _size_ratio(
+        self, max_level: int, runs: Sequence[LevelSortedRun], candidate_count: int, force_pick: bool = False
+    ) -> CompactUnit | None:
         candidate_size = sum(r.total_size for r in runs[:candidate_count])
         for i in range(candidate_count, len(runs)):
             following = runs[i]

@@ -132,7 +132,9 @@ def _wide_decimal_column(arr: pa.Array, null: np.ndarray) -> _Column:
     within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     var_bytes = big_endian[np.repeat(rows, lengths), np.repeat(strip, lengths) + within]
     # Null wide decimals still reserve their 16 bytes, as Java's writer does.
-    return _Column(lengths.astype(np.uint64), null, np.ones(n, bool), var_bytes.astype(np.uint8), lengths.astype(np.int64), np.full(n, 16, np.int64))
+    return _Column(
+        lengths.astype(np.uint64), null, np.ones(n, bool), var_bytes.astype(np.uint8), lengths.astype(np.int64), np.full(n, 16, np.int64)
+    )
 
 
 def _timestamp_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:

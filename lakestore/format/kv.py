@@ -35,8 +35,7 @@ def kv_file_schema(user_schema: pa.Schema, trimmed_keys: Sequence[str], field_id
         return field.with_metadata({b"PARQUET:field_id": str(field_id).encode()})
 
     fields = [
-        with_id(pa.field(key_column(k), user_schema.field(k).type, nullable=False), KEY_FIELD_ID_START + field_ids[k])
-        for k in trimmed_keys
+        with_id(pa.field(key_column(k), user_schema.field(k).type, nullable=False), KEY_FIELD_ID_START + field_ids[k]) for k in trimmed_keys
     ]
     fields.append(with_id(pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), SEQUENCE_NUMBER_FIELD_ID))
     fields.append(with_id(pa.field(VALUE_KIND, pa.int8(), nullable=False), VALUE_KIND_FIELD_ID))

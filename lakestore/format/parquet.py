@@ -34,7 +34,9 @@ def _encoding_options(schema: pa.Schema) -> dict[str, list[str]]:
     return {"use_dictionary": dictionary, "write_statistics": statistics}
 
 
-def write_parquet_rolling(file_io: FileIO, next_path: Callable[[], str], table: pa.Table, *, target_size: int, compression: str = "zstd") -> list[WrittenFile]:
+def write_parquet_rolling(
+    file_io: FileIO, next_path: Callable[[], str], table: pa.Table, *, target_size: int, compression: str = "zstd"
+) -> list[WrittenFile]:
     """Write ``table`` into as many files as needed, rolling to a new file once a file's actual
     size on disk reaches ``target_size`` (checked after every row group)."""
     out: list[WrittenFile] = []
@@ -48,8 +50,12 @@ def write_parquet_rolling(file_io: FileIO, next_path: Callable[[], str], table: 
         start = offset
         with file_io.open_output(path) as sink:
             writer = pq.ParquetWriter(
-                sink, table.schema, compression=None if compression == "none" else compression,
-                store_schema=False, write_page_checksum=True, **_encoding_options(table.schema),
+                sink,
+                table.schema,
+                compression=None if compression == "none" else compression,
+                store_schema=False,
+                write_page_checksum=True,
+                **_encoding_options(table.schema),
             )
             while offset < total:
                 chunk = table.slice(offset, group_rows)
@@ -66,7 +72,13 @@ def write_parquet_rolling(file_io: FileIO, next_path: Callable[[], str], table: 
 
 def read_parquet(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:
     try:
-        return pq.read_table(file_io.arrow_path(path), columns=list(columns) if columns is not None else None, filesystem=file_io.arrow_filesystem(), use_threads=False, page_checksum_verification=True)
+        return pq.read_table(
+            file_io.arrow_path(path),
+            columns=list(columns) if columns is not None else None,
+            filesystem=file_io.arrow_filesystem(),
+            use_threads=False,
+            page_checksum_verification=True,
+        )
     except FileNotFoundError:
         raise
     except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:

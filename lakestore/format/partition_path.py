@@ -40,7 +40,9 @@ def partition_value_string(value: Any, dtype: DataType, *, default_name: str = D
     raise PartitionValueError(f"partition values of type {dtype} cannot form a path")
 
 
-def partition_path(names: Sequence[str], types: Sequence[DataType], values: Sequence[Any], *, default_name: str = DEFAULT_PARTITION_NAME) -> str:
+def partition_path(
+    names: Sequence[str], types: Sequence[DataType], values: Sequence[Any], *, default_name: str = DEFAULT_PARTITION_NAME
+) -> str:
     """``k1=v1/k2=v2`` (escaped), or ``""`` for an unpartitioned table."""
     parts = []
     for name, dtype, value in zip(names, types, values):

@@ -26,4 +26,4 @@ def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
 def local_path(uri: str) -> str:
     """``file:///x`` -> ``/x``; other URIs unchanged."""
     text = str(uri)
-    return text[len("file://"):] if text.startswith("file://") else text
+    return text[len("file://") :] if text.startswith("file://") else text

@@ -52,10 +52,22 @@ LOCK_EXPIRE_TIME = "lock.expire-time"
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
 _UNITS_MS = {
-    "": 1, "ms": 1, "millis": 1, "milliseconds": 1,
-    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
-    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+    "": 1,
+    "ms": 1,
+    "millis": 1,
+    "milliseconds": 1,
+    "s": 1000,
+    "sec": 1000,
+    "secs": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "m": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
 }
 
 
@@ -231,7 +243,9 @@ class JdbcCatalogLock:
     def _try_insert(self, lock_id: str) -> bool:
         p = self._dialect.param
         try:
-            self._execute(f"INSERT INTO {LOCK_TABLE} (lock_id, expire_time_seconds) VALUES ({p}, {p})", (lock_id, self.options.expire_seconds))
+            self._execute(
+                f"INSERT INTO {LOCK_TABLE} (lock_id, expire_time_seconds) VALUES ({p}, {p})", (lock_id, self.options.expire_seconds)
+            )
         except self._dialect.integrity_error():
             return False
         rows = self._execute(f"SELECT acquired_at FROM {LOCK_TABLE} WHERE lock_id = {p}", (lock_id,))
@@ -290,7 +304,7 @@ class _Dialect:
 def _sqlite_path(uri: str) -> str:
     for prefix in ("jdbc:sqlite:", "sqlite:///", "sqlite:"):
         if uri.startswith(prefix):
-            return uri[len(prefix):]
+            return uri[len(prefix) :]
     raise OptionError(f"not a SQLite lock uri: {uri!r}")
 
 
@@ -313,7 +327,7 @@ def _sqlite_integrity_error() -> type[BaseException]:
 def _postgres_conninfo(options: LockOptions) -> str:
     uri = options.uri
     if uri.startswith("jdbc:"):
-        uri = uri[len("jdbc:"):]
+        uri = uri[len("jdbc:") :]
     if not uri.startswith(("postgresql://", "postgres://")):
         raise OptionError(f"not a PostgreSQL lock uri: {options.uri!r}")
     return uri
@@ -357,7 +371,7 @@ _POSTGRES = _Dialect(
 
 
 def _dialect_for(uri: str) -> _Dialect:
-    bare = uri[len("jdbc:"):] if uri.startswith("jdbc:") else uri
+    bare = uri[len("jdbc:") :] if uri.startswith("jdbc:") else uri
     if bare.startswith("sqlite:"):
         return _SQLITE
     if bare.startswith(("postgresql:", "postgres:")):

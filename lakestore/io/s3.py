@@ -155,8 +155,14 @@ class S3Config:
 class S3FileIO(FileIO):
     """FileIO on an S3-compatible store; see the module docstring for how publishing stays safe."""
 
-    def __init__(self, config: S3Config | None = None, *, conditional_create: bool = False, lock: CatalogLock | None = None,
-                 catalog_key: str = "jdbc") -> None:
+    def __init__(
+        self,
+        config: S3Config | None = None,
+        *,
+        conditional_create: bool = False,
+        lock: CatalogLock | None = None,
+        catalog_key: str = "jdbc",
+    ) -> None:
         self.config = config or S3Config.from_options({})
         self.conditional_create = conditional_create
         self.lock = lock
@@ -190,7 +196,7 @@ class S3FileIO(FileIO):
     def arrow_path(self, path: str) -> str:
         for scheme in SCHEMES:
             if path.startswith(scheme):
-                return path[len(scheme):]
+                return path[len(scheme) :]
         return path
 
     @staticmethod
@@ -368,7 +374,7 @@ class S3FileIO(FileIO):
             return True
         fs.create_dir(target, recursive=True)
         for entry in fs.get_file_info(pafs.FileSelector(source, recursive=True)):
-            relative = entry.path[len(source) + 1:]
+            relative = entry.path[len(source) + 1 :]
             if entry.type == pafs.FileType.Directory:
                 fs.create_dir(f"{target}/{relative}", recursive=True)
             else:

@@ -14,8 +14,17 @@ if TYPE_CHECKING:
     from lakestore.table import Table
 
 __all__ = [
-    "ExpireResult", "OrphanResult", "Tag", "TagManager", "after_commit", "auto_create_tags", "expire_snapshots",
-    "remove_orphan_files", "resolve", "rollback_to", "snapshot_at",
+    "ExpireResult",
+    "OrphanResult",
+    "Tag",
+    "TagManager",
+    "after_commit",
+    "auto_create_tags",
+    "expire_snapshots",
+    "remove_orphan_files",
+    "resolve",
+    "rollback_to",
+    "snapshot_at",
 ]
 
 

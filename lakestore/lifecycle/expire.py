@@ -85,8 +85,14 @@ def expire_snapshots(
             end = snapshot_id
             break
     result = expire_until(table, earliest, end)
-    return ExpireResult(result.expired_snapshot_ids, result.deleted_data_files, result.deleted_changelog_files,
-                        result.deleted_manifest_files, expired_tags, result.earliest_snapshot_id)
+    return ExpireResult(
+        result.expired_snapshot_ids,
+        result.deleted_data_files,
+        result.deleted_changelog_files,
+        result.deleted_manifest_files,
+        expired_tags,
+        result.earliest_snapshot_id,
+    )
 
 
 def expire_until(table: Table, earliest: int, end_exclusive: int) -> ExpireResult:

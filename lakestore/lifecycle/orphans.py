@@ -57,7 +57,12 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
             _walk(table, status.path, found, dirs)
         elif name.endswith(".tmp"):
             found.append((status.path, status.size, status.mtime_ms))
-    found += [(s.path, s.size, s.mtime_ms) for d in ("snapshot", "schema", "tag") for s in table.file_io.list_status(f"{root}/{d}") if s.path.endswith(".tmp")]
+    found += [
+        (s.path, s.size, s.mtime_ms)
+        for d in ("snapshot", "schema", "tag")
+        for s in table.file_io.list_status(f"{root}/{d}")
+        if s.path.endswith(".tmp")
+    ]
     deleted: list[str] = []
     total = 0
     for path, size, mtime in sorted(found):

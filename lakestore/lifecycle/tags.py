@@ -94,7 +94,7 @@ class TagManager:
         return self.file_io.exists(self.path(name))
 
     def names(self) -> list[str]:
-        return sorted(n[len(TAG_PREFIX):] for n in self.file_io.list_names(self.tag_dir) if n.startswith(TAG_PREFIX))
+        return sorted(n[len(TAG_PREFIX) :] for n in self.file_io.list_names(self.tag_dir) if n.startswith(TAG_PREFIX))
 
     def get(self, name: str) -> Tag:
         path = self.path(name)

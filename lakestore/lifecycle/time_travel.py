@@ -27,7 +27,9 @@ def snapshot_at(table: Table, timestamp_ms: int) -> Snapshot:
         else:
             hi = mid - 1
     if found is None:
-        raise SnapshotNotFoundError(f"no snapshot of {table.path} was committed at or before {timestamp_ms} (earliest retained: {ids[0] if ids else None})")
+        raise SnapshotNotFoundError(
+            f"no snapshot of {table.path} was committed at or before {timestamp_ms} (earliest retained: {ids[0] if ids else None})"
+        )
     return found
 
 

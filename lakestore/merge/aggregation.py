@@ -28,7 +28,15 @@ _NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"
 class AggregationEngine(MergeEngine):
     name = "aggregation"
 
-    def __init__(self, *, value_types: Mapping[str, DataType], functions: Mapping[str, str], ignore_retract: Mapping[str, bool], delimiters: Mapping[str, str], default_function: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        value_types: Mapping[str, DataType],
+        functions: Mapping[str, str],
+        ignore_retract: Mapping[str, bool],
+        delimiters: Mapping[str, str],
+        default_function: str | None,
+    ) -> None:
         self.functions: dict[str, str] = {}
         for name, dtype in value_types.items():
             function = functions.get(name) or default_function or "last_non_null_value"
@@ -49,7 +57,9 @@ class AggregationEngine(MergeEngine):
         has_retract = bool(retract.any())
         for name, function in self.functions.items():
             if has_retract and function not in _RETRACTABLE and not self.ignore_retract.get(name, False):
-                raise MergeEngineError(f"aggregate function {function!r} of column {name!r} cannot retract (-U/-D); set 'fields.{name}.ignore-retract' = 'true'")
+                raise MergeEngineError(
+                    f"aggregate function {function!r} of column {name!r} cannot retract (-U/-D); set 'fields.{name}.ignore-retract' = 'true'"
+                )
             if function == "count":
                 column = rows.column(name)
                 ones = pc.if_else(pc.is_valid(column), 1, 0).cast(column.type)
@@ -75,7 +85,9 @@ class AggregationEngine(MergeEngine):
                 columns.append(merged.cast(column.type) if merged.type != column.type else merged)
         return pa.Table.from_arrays(columns, schema=rows.schema)
 
-    def _aggregate(self, name: str, function: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray) -> pa.Array:
+    def _aggregate(
+        self, name: str, function: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray
+    ) -> pa.Array:
         if function == "product" and retract.any() and pa.types.is_integer(column.type) and not self.ignore_retract.get(name, False):
             return self._integer_product_with_retract(name, column, groups, ids, retract)
         if retract.any():
@@ -95,7 +107,16 @@ class AggregationEngine(MergeEngine):
             return take_or_null(column, last_valid_index(column, groups))
         if function == "first_non_null_value":
             return take_or_null(column, first_valid_index(column, groups))
-        kernel = {"sum": "sum", "count": "sum", "product": "product", "min": "min", "max": "max", "bool_and": "all", "bool_or": "any", "listagg": "list"}[function]
+        kernel = {
+            "sum": "sum",
+            "count": "sum",
+            "product": "product",
+            "min": "min",
+            "max": "max",
+            "bool_and": "all",
+            "bool_or": "any",
+            "listagg": "list",
+        }[function]
         table = pa.table({"g": pa.array(ids), "v": column})
         if column.null_count:
             table = table.filter(pc.is_valid(table.column("v")))
@@ -107,7 +128,9 @@ class AggregationEngine(MergeEngine):
         position[np.asarray(result.column("g"))] = np.arange(result.num_rows)
         return take_or_null(values, position)
 
-    def _integer_product_with_retract(self, name: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray) -> pa.Array:
+    def _integer_product_with_retract(
+        self, name: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray
+    ) -> pa.Array:
         """Product of the inserted values divided by the product of the retracted ones, in
         float64 then rounded back to the integer type. The result must be an integer: a merged
         row cannot store a fraction, and (unlike Paimon, whose integer division or lone

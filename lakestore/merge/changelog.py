@@ -32,7 +32,9 @@ def _with_kind(rows: pa.Table, kind: int, order: int) -> pa.Table:
     return rows.append_column(_ORDER, pa.array(np.full(n, order, dtype=np.int8)))
 
 
-def diff_changelog(before: pa.Table, after: pa.Table, key_columns: Sequence[str], value_columns: Sequence[str], *, row_deduplicate: bool) -> pa.Table:
+def diff_changelog(
+    before: pa.Table, after: pa.Table, key_columns: Sequence[str], value_columns: Sequence[str], *, row_deduplicate: bool
+) -> pa.Table:
     """``before``/``after``: one row per key, no retractions, same schema (kv layout)."""
     keys = list(key_columns)
     left = before.select(keys).append_column("__before", pa.array(np.arange(before.num_rows, dtype=np.int64)))

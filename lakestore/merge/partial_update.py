@@ -34,7 +34,9 @@ class PartialUpdateEngine(MergeEngine):
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         if retract_mask(rows).any():
             if not self.ignore_delete:
-                raise MergeEngineError("the partial-update merge engine cannot accept -U/-D rows; set 'partial-update.ignore-delete' = 'true' to drop them")
+                raise MergeEngineError(
+                    "the partial-update merge engine cannot accept -U/-D rows; set 'partial-update.ignore-delete' = 'true' to drop them"
+                )
             return drop_retracts(rows)
         return rows
 

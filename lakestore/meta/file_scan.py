@@ -16,7 +16,13 @@ def data_manifests(store: ManifestStore, snapshot: Snapshot) -> list[ManifestFil
     return store.read_list(snapshot.base_manifest_list) + store.read_list(snapshot.delta_manifest_list)
 
 
-def read_entries(store: ManifestStore, metas: Iterable[ManifestFileMeta], *, manifest_filter: ManifestFilter | None = None, entry_filter: EntryFilter | None = None) -> list[ManifestEntry]:
+def read_entries(
+    store: ManifestStore,
+    metas: Iterable[ManifestFileMeta],
+    *,
+    manifest_filter: ManifestFilter | None = None,
+    entry_filter: EntryFilter | None = None,
+) -> list[ManifestEntry]:
     entries: list[ManifestEntry] = []
     for meta in metas:
         if manifest_filter is not None and not manifest_filter(meta):
@@ -27,7 +33,13 @@ def read_entries(store: ManifestStore, metas: Iterable[ManifestFileMeta], *, man
     return entries
 
 
-def live_entries(store: ManifestStore, snapshot: Snapshot | None, *, manifest_filter: ManifestFilter | None = None, entry_filter: EntryFilter | None = None) -> list[ManifestEntry]:
+def live_entries(
+    store: ManifestStore,
+    snapshot: Snapshot | None,
+    *,
+    manifest_filter: ManifestFilter | None = None,
+    entry_filter: EntryFilter | None = None,
+) -> list[ManifestEntry]:
     """ADD entries of every file live in ``snapshot`` (optionally pruned)."""
     if snapshot is None:
         return []

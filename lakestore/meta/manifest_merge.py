@@ -13,7 +13,9 @@ from lakestore.meta.stats import values_stats
 _ENTRY_SIZE_ESTIMATE = 120  # compressed bytes per entry, to roll manifests near the target size
 
 
-def write_manifests(store: ManifestStore, entries: Sequence[ManifestEntry], *, schema_id: int, partition_types: Sequence[DataType], target_size: int) -> list[ManifestFileMeta]:
+def write_manifests(
+    store: ManifestStore, entries: Sequence[ManifestEntry], *, schema_id: int, partition_types: Sequence[DataType], target_size: int
+) -> list[ManifestFileMeta]:
     if not entries:
         return []
     per_file = max(1, target_size // _ENTRY_SIZE_ESTIMATE)
@@ -29,7 +31,15 @@ def write_manifests(store: ManifestStore, entries: Sequence[ManifestEntry], *, s
     return metas
 
 
-def merge_manifests(store: ManifestStore, metas: list[ManifestFileMeta], *, schema_id: int, partition_types: Sequence[DataType], target_size: int, min_count: int) -> tuple[list[ManifestFileMeta], list[str]]:
+def merge_manifests(
+    store: ManifestStore,
+    metas: list[ManifestFileMeta],
+    *,
+    schema_id: int,
+    partition_types: Sequence[DataType],
+    target_size: int,
+    min_count: int,
+) -> tuple[list[ManifestFileMeta], list[str]]:
     """Returns the base manifest list for the next snapshot and the names of manifests written.
 
     Below ``min_count`` manifests nothing changes. Otherwise every manifest that is small, holds

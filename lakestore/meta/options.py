@@ -17,18 +17,44 @@ from typing import Any
 from lakestore.errors import OptionError
 
 _MEMORY_UNITS = {
-    "": 1, "b": 1, "bytes": 1,
-    "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-    "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-    "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-    "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+    "": 1,
+    "b": 1,
+    "bytes": 1,
+    "k": 1 << 10,
+    "kb": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mb": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gb": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tb": 1 << 40,
+    "tib": 1 << 40,
 }
 _DURATION_UNITS_MS = {
-    "": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
-    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
-    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
-    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
-    "d": 86_400_000, "day": 86_400_000, "days": 86_400_000,
+    "": 1,
+    "ms": 1,
+    "milli": 1,
+    "millis": 1,
+    "millisecond": 1,
+    "milliseconds": 1,
+    "s": 1000,
+    "sec": 1000,
+    "secs": 1000,
+    "second": 1000,
+    "seconds": 1000,
+    "min": 60_000,
+    "m": 60_000,
+    "minute": 60_000,
+    "minutes": 60_000,
+    "h": 3_600_000,
+    "hour": 3_600_000,
+    "hours": 3_600_000,
+    "d": 86_400_000,
+    "day": 86_400_000,
+    "days": 86_400_000,
 }
 _AMOUNT = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
 
@@ -168,8 +194,21 @@ _NOT_IMPLEMENTED = frozenset(
 )
 
 AGGREGATE_FUNCTIONS = (
-    "sum", "product", "min", "max", "count", "last_value", "last_non_null_value", "first_value",
-    "first_non_null_value", "bool_and", "bool_or", "listagg", "collect", "merge_map", "primary-key",
+    "sum",
+    "product",
+    "min",
+    "max",
+    "count",
+    "last_value",
+    "last_non_null_value",
+    "first_value",
+    "first_non_null_value",
+    "bool_and",
+    "bool_or",
+    "listagg",
+    "collect",
+    "merge_map",
+    "primary-key",
 )
 
 _FIELD_SUFFIXES: dict[str, Callable[[str], Any]] = {

@@ -179,9 +179,7 @@ def new_schema(
             if key not in names:
                 raise SchemaMismatchError(f"{label} {key!r} is not a column (columns: {names})")
     if primary_keys and not set(partition_keys) <= set(primary_keys):
-        raise SchemaMismatchError(
-            f"primary keys {list(primary_keys)} must contain all partition keys {list(partition_keys)}"
-        )
+        raise SchemaMismatchError(f"primary keys {list(primary_keys)} must contain all partition keys {list(partition_keys)}")
     checked = opts.validate(options or {}, strict=True)
     if primary_keys and "bucket" not in checked:
         checked["bucket"] = "1"  # lakestore has no dynamic bucket mode: one fixed bucket by default

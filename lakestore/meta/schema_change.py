@@ -75,7 +75,17 @@ SchemaChange = AddColumn | DropColumn | RenameColumn | UpdateColumnType | Update
 
 # Options that decide how existing files were written; changing them would misread the table.
 IMMUTABLE_OPTIONS = frozenset(
-    {"bucket", "bucket-key", "merge-engine", "sequence.field", "rowkind.field", "partition.default-name", "partition.legacy-name", "primary-key", "partition"}
+    {
+        "bucket",
+        "bucket-key",
+        "merge-engine",
+        "sequence.field",
+        "rowkind.field",
+        "partition.default-name",
+        "partition.legacy-name",
+        "primary-key",
+        "partition",
+    }
 )
 
 _INT_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}

@@ -41,8 +41,17 @@ _WIRE_NAMES = {
     "next_row_id": "nextRowId",
 }
 _REQUIRED = (
-    "version", "id", "schema_id", "base_manifest_list", "delta_manifest_list", "total_record_count",
-    "delta_record_count", "commit_user", "commit_identifier", "commit_kind", "time_millis",
+    "version",
+    "id",
+    "schema_id",
+    "base_manifest_list",
+    "delta_manifest_list",
+    "total_record_count",
+    "delta_record_count",
+    "commit_user",
+    "commit_identifier",
+    "commit_kind",
+    "time_millis",
 )
 
 

@@ -76,7 +76,18 @@ class StreamScan:
     when starting from "full"), or None when caught up. ``checkpoint()`` returns the position
     and, with a consumer id, persists it so a restarted consumer resumes exactly there."""
 
-    def __init__(self, changes: ChangeReader, consumers: ConsumerManager, *, full_reader: object, columns: Sequence[str], start: str = "full", snapshot_id: int | None = None, timestamp_ms: int | None = None, consumer_id: str | None = None) -> None:
+    def __init__(
+        self,
+        changes: ChangeReader,
+        consumers: ConsumerManager,
+        *,
+        full_reader: object,
+        columns: Sequence[str],
+        start: str = "full",
+        snapshot_id: int | None = None,
+        timestamp_ms: int | None = None,
+        consumer_id: str | None = None,
+    ) -> None:
         self.changes = changes
         self.consumers = consumers
         self.columns = list(columns)
@@ -117,7 +128,9 @@ class StreamScan:
         try:
             snapshot = self.changes.snapshots.get(self.next_snapshot)
         except SnapshotNotFoundError as exc:
-            raise SnapshotNotFoundError(f"snapshot {self.next_snapshot} expired before the stream read it; use a consumer-id to protect it") from exc
+            raise SnapshotNotFoundError(
+                f"snapshot {self.next_snapshot} expired before the stream read it; use a consumer-id to protect it"
+            ) from exc
         out = self.changes.snapshot_changes(snapshot, self.columns)
         self.next_snapshot += 1
         return out

@@ -41,7 +41,12 @@ class Predicate(ABC):
 
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
 }
 
 
@@ -62,8 +67,12 @@ class Compare(Predicate):
     def to_arrow(self) -> pc.Expression:
         field = pc.field(self.column)
         return {
-            "==": field == self.value, "!=": field != self.value, "<": field < self.value,
-            "<=": field <= self.value, ">": field > self.value, ">=": field >= self.value,
+            "==": field == self.value,
+            "!=": field != self.value,
+            "<": field < self.value,
+            "<=": field <= self.value,
+            ">": field > self.value,
+            ">=": field >= self.value,
         }[self.op]
 
     def columns(self) -> set[str]:

@@ -69,7 +69,9 @@ class ScanPlanner:
     def _manifest_may_match(self, predicate: Predicate, meta: ManifestFileMeta) -> bool:
         if not self.partition_keys:
             return True
-        return predicate.might_match(_stats_dict(self.partition_keys, self.partition_types, meta.partition_stats, 2**62, self.manifests.manifest_dir))
+        return predicate.might_match(
+            _stats_dict(self.partition_keys, self.partition_types, meta.partition_stats, 2**62, self.manifests.manifest_dir)
+        )
 
     def _partition_may_match(self, predicate: Predicate, entry: ManifestEntry) -> bool:
         values = self.partition_values(entry.partition)
@@ -105,6 +107,15 @@ class ScanPlanner:
                 if not group:
                     continue
             files = tuple(sorted((e.file for e in group), key=lambda f: (f.level, f.min_sequence_number)))
-            splits.append(Split(partition, self.partition_values(partition), bucket, group[0].total_buckets, files, raw_convertible(files, primary_key=self.primary_key)))
+            splits.append(
+                Split(
+                    partition,
+                    self.partition_values(partition),
+                    bucket,
+                    group[0].total_buckets,
+                    files,
+                    raw_convertible(files, primary_key=self.primary_key),
+                )
+            )
         splits.sort(key=lambda s: (s.partition, s.bucket))
         return splits

@@ -18,7 +18,9 @@ from lakestore.meta.schema import SchemaManager, TableSchema
 _SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
 
 
-def read_as_schema(file_io: FileIO, path: str, meta: DataFileMeta, schema: TableSchema, schemas: SchemaManager, wanted: Sequence[str]) -> pa.Table:
+def read_as_schema(
+    file_io: FileIO, path: str, meta: DataFileMeta, schema: TableSchema, schemas: SchemaManager, wanted: Sequence[str]
+) -> pa.Table:
     system = [c for c in wanted if c in _SYSTEM]
     user = [c for c in wanted if c not in _SYSTEM]
     file_schema = schema if meta.schema_id == schema.id else schemas.get(meta.schema_id)
@@ -28,7 +30,9 @@ def read_as_schema(file_io: FileIO, path: str, meta: DataFileMeta, schema: Table
     try:
         table = read_parquet(file_io, path, columns=list(dict.fromkeys(to_read)))
     except FileNotFoundError as exc:
-        raise DataFileMissingError(path, "data file referenced by the snapshot is missing (expired meanwhile, or the table is damaged)") from exc
+        raise DataFileMissingError(
+            path, "data file referenced by the snapshot is missing (expired meanwhile, or the table is damaged)"
+        ) from exc
     if table.num_rows != meta.row_count:
         raise CorruptMetadataError(path, f"holds {table.num_rows} rows, manifest says {meta.row_count}")
     columns = []

@@ -43,10 +43,14 @@ class SplitReader:
     def file_path(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta) -> str:
         if f.external_path:
             return f.external_path
-        part = partition_path(self.schema.partition_keys, self.partition_types, partition_values, default_name=self.options.partition_default_name)
+        part = partition_path(
+            self.schema.partition_keys, self.partition_types, partition_values, default_name=self.options.partition_default_name
+        )
         return f"{bucket_dir(self.table_path, part, bucket)}/{f.file_name}"
 
-    def read_file(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta, columns: Sequence[str], *, system: bool) -> pa.Table:
+    def read_file(
+        self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta, columns: Sequence[str], *, system: bool
+    ) -> pa.Table:
         """One data or changelog file as the current schema (plus ``_SEQUENCE_NUMBER`` and
         ``_VALUE_KIND`` when ``system``)."""
         wanted = list(columns) + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])

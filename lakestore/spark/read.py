@@ -38,7 +38,9 @@ def group_splits(splits: Sequence[Split], groups: int) -> list[list[Split]]:
     return [g for g in out if g]
 
 
-def _read_groups(path: str, file_io: FileIO, groups: list[list[Split]], columns: list[str], predicate: Predicate | None, target: pa.Schema) -> Any:
+def _read_groups(
+    path: str, file_io: FileIO, groups: list[list[Split]], columns: list[str], predicate: Predicate | None, target: pa.Schema
+) -> Any:
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         reader = Table.from_path(path, file_io=file_io).split_reader()
         for batch in batches:
@@ -50,7 +52,15 @@ def _read_groups(path: str, file_io: FileIO, groups: list[list[Split]], columns:
     return read
 
 
-def read_dataframe(spark: SparkSession, table: Table, *, columns: Sequence[str] | None = None, filter: Predicate | None = None, snapshot_id: int | None = None, max_tasks: int | None = None) -> DataFrame:  # noqa: A002
+def read_dataframe(
+    spark: SparkSession,
+    table: Table,
+    *,
+    columns: Sequence[str] | None = None,
+    filter: Predicate | None = None,
+    snapshot_id: int | None = None,
+    max_tasks: int | None = None,
+) -> DataFrame:  # noqa: A002
     """The table's rows (at ``snapshot_id``, default latest) as a Spark DataFrame.
 
     ``filter`` prunes splits and files on the driver and is applied exactly on the executors.

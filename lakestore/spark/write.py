@@ -114,7 +114,9 @@ def _write_buckets(path: str, file_io: FileIO, commit_user: str, overwrite: Over
     return write
 
 
-def commit_messages(table: Table, messages: list[CommitMessage], *, commit_user: str, commit_identifier: int, kind: str, overwrite: Overwrite) -> list[Snapshot]:
+def commit_messages(
+    table: Table, messages: list[CommitMessage], *, commit_user: str, commit_identifier: int, kind: str, overwrite: Overwrite
+) -> list[Snapshot]:
     """One commit on the driver; files are deleted only if the commit provably did not land."""
     start = table.snapshot_manager.latest_id()
     commit = table.new_commit(commit_user=commit_user)
@@ -148,7 +150,9 @@ def collect_messages(df: DataFrame) -> list[CommitMessage]:
     return [CommitMessage.from_bytes(bytes(row[0])) for row in rows]
 
 
-def write_dataframe(df: DataFrame, table: Table, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int | None = None) -> Snapshot | None:
+def write_dataframe(
+    df: DataFrame, table: Table, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int | None = None
+) -> Snapshot | None:
     """Write ``df`` into ``table`` through Spark in one commit; returns the new snapshot.
 
     ``overwrite=True`` replaces the table, ``overwrite={"dt": "x"}`` one partition (rows outside it

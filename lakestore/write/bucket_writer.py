@@ -34,7 +34,19 @@ def _ident(f: DataFileMeta) -> tuple[str, int]:
 
 
 class BucketWriter:
-    def __init__(self, file_writer: DataFileWriter, *, partition: bytes, bucket: int, total_buckets: int, next_sequence: int, existing_files: list[DataFileMeta], compactor: Compactor | None = None, auto_compact: bool = True, stop_trigger: int = 8) -> None:
+    def __init__(
+        self,
+        file_writer: DataFileWriter,
+        *,
+        partition: bytes,
+        bucket: int,
+        total_buckets: int,
+        next_sequence: int,
+        existing_files: list[DataFileMeta],
+        compactor: Compactor | None = None,
+        auto_compact: bool = True,
+        stop_trigger: int = 8,
+    ) -> None:
         self.file_writer = file_writer
         self.partition = partition
         self.bucket = bucket
@@ -60,7 +72,11 @@ class BucketWriter:
         rows = self._take_buffer()
         if rows is not None and rows.num_rows:
             self.new_files.extend(self._write_run(rows))
-            if self.auto_compact and self.compactor is not None and self.compactor.sorted_run_count(self.current_files()) > self.stop_trigger:
+            if (
+                self.auto_compact
+                and self.compactor is not None
+                and self.compactor.sorted_run_count(self.current_files()) > self.stop_trigger
+            ):
                 self.compact(full=False)  # back-pressure: never leave more runs than the stop trigger
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
@@ -83,7 +99,9 @@ class BucketWriter:
                 # An output of an earlier compaction in this same commit: never committed, so it
                 # leaves both lists; its file goes unless it is a shared (upgraded) file.
                 del pending[_ident(f)]
-                still_named = {g.file_name for g in self.existing_files + self.new_files + self.compact_before + list(pending.values()) + result.after}
+                still_named = {
+                    g.file_name for g in self.existing_files + self.new_files + self.compact_before + list(pending.values()) + result.after
+                }
                 if f.file_source == FILE_SOURCE_COMPACT and f.file_name not in still_named:
                     self.file_writer.delete_file(f.file_name)
             else:
@@ -100,9 +118,13 @@ class BucketWriter:
         if self.auto_compact:
             self.compact(full=full_compaction)
         message = CommitMessage(
-            self.partition, self.bucket, self.total_buckets,
-            new_files=tuple(self.new_files), changelog_files=tuple(self.changelog_files),
-            compact_before=tuple(self.compact_before), compact_after=tuple(self.compact_after),
+            self.partition,
+            self.bucket,
+            self.total_buckets,
+            new_files=tuple(self.new_files),
+            changelog_files=tuple(self.changelog_files),
+            compact_before=tuple(self.compact_before),
+            compact_after=tuple(self.compact_after),
             compact_changelog_files=tuple(self.compact_changelog),
         )
         self.existing_files = self.current_files()

@@ -67,7 +67,9 @@ class DataFileWriter:
             self.written.append(path)
             return path
 
-        files = write_parquet_rolling(self.file_io, next_path, table, target_size=self.options.target_file_size, compression=self.options.file_compression)
+        files = write_parquet_rolling(
+            self.file_io, next_path, table, target_size=self.options.target_file_size, compression=self.options.file_compression
+        )
         return list(zip(names, files))
 
     def write_kv(self, rows: pa.Table, *, level: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
@@ -80,7 +82,10 @@ class DataFileWriter:
         columns += [rows.column(f.name) for f in self._user_schema]
         file_schema = kv_file_schema(self._user_schema, self._key_names, self._field_ids)
         table = pa.Table.from_arrays(columns, schema=file_schema)
-        return [self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source) for name, written in self._write_files(table)]
+        return [
+            self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source)
+            for name, written in self._write_files(table)
+        ]
 
     def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
@@ -125,7 +130,9 @@ class DataFileWriter:
                     min_key=EMPTY_ROW,
                     max_key=EMPTY_ROW,
                     key_stats=EMPTY_STATS,
-                    value_stats=column_stats(chunk, [f.name for f in self.schema.fields], self._value_types) if self.options.stats_enabled else EMPTY_STATS,
+                    value_stats=column_stats(chunk, [f.name for f in self.schema.fields], self._value_types)
+                    if self.options.stats_enabled
+                    else EMPTY_STATS,
                     min_sequence_number=seq,
                     max_sequence_number=seq + chunk.num_rows - 1,
                     schema_id=self.schema.id,
@@ -147,4 +154,3 @@ class DataFileWriter:
         for path in self.written:
             self.file_io.delete(path)
         self.written.clear()
-

@@ -21,11 +21,22 @@ from lakestore.format.types import DataType, from_arrow
 from lakestore.meta.schema import TableSchema
 
 _FAMILIES = {
-    "TINYINT": "int", "SMALLINT": "int", "INT": "int", "BIGINT": "int",
-    "FLOAT": "float", "DOUBLE": "float",
-    "CHAR": "str", "VARCHAR": "str", "BINARY": "bin", "VARBINARY": "bin",
-    "DECIMAL": "dec", "DATE": "date", "TIME": "time", "BOOLEAN": "bool",
-    "TIMESTAMP": "ts", "TIMESTAMP_LTZ": "ts_ltz",
+    "TINYINT": "int",
+    "SMALLINT": "int",
+    "INT": "int",
+    "BIGINT": "int",
+    "FLOAT": "float",
+    "DOUBLE": "float",
+    "CHAR": "str",
+    "VARCHAR": "str",
+    "BINARY": "bin",
+    "VARBINARY": "bin",
+    "DECIMAL": "dec",
+    "DATE": "date",
+    "TIME": "time",
+    "BOOLEAN": "bool",
+    "TIMESTAMP": "ts",
+    "TIMESTAMP_LTZ": "ts_ltz",
 }
 
 
@@ -115,7 +126,9 @@ class Routed:
     positions: np.ndarray | None
 
 
-def split_by_partition_and_bucket(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...], *, sort_columns: Sequence[str] = ()) -> Iterator[Routed]:
+def split_by_partition_and_bucket(
+    data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...], *, sort_columns: Sequence[str] = ()
+) -> Iterator[Routed]:
     """Group rows by (partition values, bucket), keeping input order inside each group.
 
     With ``sort_columns`` that NumPy can sort (fixed width, no nulls), each group also comes out

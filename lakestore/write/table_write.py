@@ -33,7 +33,18 @@ class TableWrite:
     Sequence numbers of each bucket continue from the bucket's maximum in ``base_snapshot``.
     """
 
-    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, manifests: ManifestStore, base_snapshot: Snapshot | None, *, commit_user: str, overwrite_partition: dict[str, Any] | None = None, compactor_factory: CompactorFactory | None = None) -> None:
+    def __init__(
+        self,
+        file_io: FileIO,
+        table_path: str,
+        schema: TableSchema,
+        manifests: ManifestStore,
+        base_snapshot: Snapshot | None,
+        *,
+        commit_user: str,
+        overwrite_partition: dict[str, Any] | None = None,
+        compactor_factory: CompactorFactory | None = None,
+    ) -> None:
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
@@ -107,8 +118,13 @@ class TableWrite:
             file_writer = DataFileWriter(self.file_io, self.schema, FileTarget(self.table_path, spec.path, bucket))
             compactor = self._compactor_factory(values, bucket, file_writer) if self._compactor_factory is not None else None
             common: dict[str, Any] = dict(
-                partition=spec.binary, bucket=bucket, total_buckets=self.options.bucket, next_sequence=next_sequence,
-                existing_files=existing, compactor=compactor, stop_trigger=self.options.stop_trigger,
+                partition=spec.binary,
+                bucket=bucket,
+                total_buckets=self.options.bucket,
+                next_sequence=next_sequence,
+                existing_files=existing,
+                compactor=compactor,
+                stop_trigger=self.options.stop_trigger,
                 # write-only writers never compact: a dedicated compaction job does (Paimon's mode).
                 auto_compact=not self.options.write_only,
             )

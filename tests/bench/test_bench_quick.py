@@ -16,8 +16,24 @@ ORACLE_PYTHON = ROOT / ".venv-oracle" / "bin" / "python"
 @pytest.mark.slow
 def test_quick_suite_writes_report(tmp_path: Path) -> None:
     report = tmp_path / "REPORT.md"
-    cmd = [sys.executable, "-m", "bench.run", "--quick", "--only", "1,2,5", "--scale", "0.005", "--reps", "1", "--slow-reps", "1",
-           "--report", str(report), "--workdir", str(tmp_path / "work")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.run",
+        "--quick",
+        "--only",
+        "1,2,5",
+        "--scale",
+        "0.005",
+        "--reps",
+        "1",
+        "--slow-reps",
+        "1",
+        "--report",
+        str(report),
+        "--workdir",
+        str(tmp_path / "work"),
+    ]
     if not ORACLE_PYTHON.exists():
         cmd.append("--no-peers")
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)

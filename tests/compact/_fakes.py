@@ -11,12 +11,22 @@ INT = parse_type("INT")
 EMPTY = SimpleStats(b"", b"", None)
 
 
-def file(size: int, *, level: int = 0, name: str = "", min_key: int = 0, max_key: int = 0, seq: int = 0, deletes: int | None = 0) -> DataFileMeta:
+def file(
+    size: int, *, level: int = 0, name: str = "", min_key: int = 0, max_key: int = 0, seq: int = 0, deletes: int | None = 0
+) -> DataFileMeta:
     return DataFileMeta(
-        file_name=name, file_size=size, row_count=1,
-        min_key=encode_values([INT], [min_key]), max_key=encode_values([INT], [max_key]),
-        key_stats=EMPTY, value_stats=EMPTY, min_sequence_number=seq, max_sequence_number=seq,
-        schema_id=0, level=level, delete_row_count=deletes,
+        file_name=name,
+        file_size=size,
+        row_count=1,
+        min_key=encode_values([INT], [min_key]),
+        max_key=encode_values([INT], [max_key]),
+        key_stats=EMPTY,
+        value_stats=EMPTY,
+        min_sequence_number=seq,
+        max_sequence_number=seq,
+        schema_id=0,
+        level=level,
+        delete_row_count=deletes,
     )
 
 

@@ -18,7 +18,9 @@ from ._tables import PK_SCHEMA, catalog, kv, live_files, parquet_files
 
 @pytest.fixture
 def table(tmp_path):
-    return catalog(tmp_path / "wh").create_table("db.t", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "rowkind.field": "kind"})
+    return catalog(tmp_path / "wh").create_table(
+        "db.t", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "rowkind.field": "kind"}
+    )
 
 
 def compactor(table) -> BucketCompactor:
@@ -28,11 +30,17 @@ def compactor(table) -> BucketCompactor:
 def task(table, c: BucketCompactor, *, output_level: int, min_file_size: int, drop_delete: bool = False) -> MergeTreeCompactTask:
     schema = table.schema
     return MergeTreeCompactTask(
-        output_level=output_level, max_level=5, drop_delete=drop_delete, min_file_size=min_file_size,
-        key_names=schema.trimmed_primary_keys, key_types=schema.types_of(schema.trimmed_primary_keys),
-        sequence_fields=(), merge_engine=c.merge_engine, read_file=c.read_file, writer=c.writer,
+        output_level=output_level,
+        max_level=5,
+        drop_delete=drop_delete,
+        min_file_size=min_file_size,
+        key_names=schema.trimmed_primary_keys,
+        key_types=schema.types_of(schema.trimmed_primary_keys),
+        sequence_fields=(),
+        merge_engine=c.merge_engine,
+        read_file=c.read_file,
+        writer=c.writer,
     )
-
 
 
 def test_lone_large_file_is_upgraded_without_rewriting(table):
@@ -46,7 +54,9 @@ def test_lone_large_file_is_upgraded_without_rewriting(table):
 
 
 def test_table_full_compaction_upgrades_a_lone_large_file(tmp_path):
-    t = catalog(tmp_path / "wh").create_table("db.u", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "target-file-size": "1 kb"})
+    t = catalog(tmp_path / "wh").create_table(
+        "db.u", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "target-file-size": "1 kb"}
+    )
     # 5 rows: one file in memory (< 1 kb), but parquet's footer makes it >= 70% of 1 kb on disk.
     t.write_arrow(kv(range(5)))
     [f] = live_files(t)
@@ -81,9 +91,9 @@ def test_lone_small_file_is_upgraded_as_in_paimon(table):
 
 
 def test_sections_small_files_join_the_rewrite_and_large_disjoint_files_upgrade(table):
-    table.write_arrow(kv(range(0, 100)))      # A  [0, 99]   large
-    table.write_arrow(kv(range(200, 203)))    # B  [200, 202] small
-    table.write_arrow(kv(range(300, 400)))    # C  [300, 399] large
+    table.write_arrow(kv(range(0, 100)))  # A  [0, 99]   large
+    table.write_arrow(kv(range(200, 203)))  # B  [200, 202] small
+    table.write_arrow(kv(range(300, 400)))  # C  [300, 399] large
     table.write_arrow(kv(range(50, 60), "y"))  # D  [50, 59] overlaps A (small)
     files = live_files(table)
     first = lambda f: decode_row(f.min_key, table.schema.types_of(["id"]))[0]  # noqa: E731
@@ -135,7 +145,12 @@ class _PickFirst:
 # out), and then the deletes are dropped.
 @pytest.mark.parametrize(("runs", "output_level", "deletes_kept"), [(2, 1, 3), (3, 2, 0)])
 def test_compactor_drops_deletes_only_when_output_reaches_highest_level(tmp_path, runs, output_level, deletes_kept):
-    t = catalog(tmp_path / "wh").create_table("db.d", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "rowkind.field": "kind", "num-sorted-run.compaction-trigger": "2", "write-only": "true"})
+    t = catalog(tmp_path / "wh").create_table(
+        "db.d",
+        schema=PK_SCHEMA,
+        primary_keys=["id"],
+        options={"bucket": "1", "rowkind.field": "kind", "num-sorted-run.compaction-trigger": "2", "write-only": "true"},
+    )
     t.write_arrow(kv(range(10)))
     t.compact(full=True)  # level 2 = the last level (num-levels = trigger + 1 = 3)
     assert [f.level for f in live_files(t)] == [2]
@@ -146,7 +161,9 @@ def test_compactor_drops_deletes_only_when_output_reaches_highest_level(tmp_path
     result = c.compact(live_files(t), full=False)
     assert len(result.before) == runs
     assert sum(g.delete_row_count for g in result.after) == deletes_kept
-    t.new_commit(commit_user="c").commit([CommitMessage(EMPTY_ROW, 0, 1, compact_before=tuple(result.before), compact_after=tuple(result.after))])
+    t.new_commit(commit_user="c").commit(
+        [CommitMessage(EMPTY_ROW, 0, 1, compact_before=tuple(result.before), compact_after=tuple(result.after))]
+    )
     assert sorted(t.to_arrow().column("id").to_pylist()) == [0, 4, 5, 6, 7, 8, 9]
     t.compact(full=True)
     [f] = live_files(t)
@@ -155,7 +172,9 @@ def test_compactor_drops_deletes_only_when_output_reaches_highest_level(tmp_path
 
 
 def test_lone_file_with_deletes_is_rewritten_not_upgraded_to_the_last_level(tmp_path):
-    t = catalog(tmp_path / "wh").create_table("db.l", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "rowkind.field": "kind", "target-file-size": "1 kb"})
+    t = catalog(tmp_path / "wh").create_table(
+        "db.l", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "rowkind.field": "kind", "target-file-size": "1 kb"}
+    )
     t.write_arrow(kv(range(100, 110)))
     t.compact(full=True)
     t.write_arrow(kv([1, 2], kind="-D"))  # disjoint from the level-5 file: a lone section
@@ -169,7 +188,9 @@ def test_lone_file_with_deletes_is_rewritten_not_upgraded_to_the_last_level(tmp_
 
 
 def test_output_rolls_at_target_file_size(tmp_path):
-    t = catalog(tmp_path / "wh").create_table("db.r", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "target-file-size": "4 kb"})
+    t = catalog(tmp_path / "wh").create_table(
+        "db.r", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", "target-file-size": "4 kb"}
+    )
     for start in range(0, 2000, 500):
         t.write_arrow(kv(range(start, start + 500)))
         t.write_arrow(kv(range(start, start + 500), "z"))  # overlapping: forces a rewrite
@@ -183,4 +204,6 @@ def test_output_rolls_at_target_file_size(tmp_path):
     types = t.schema.types_of(["id"])
     for before, after in zip(out, out[1:]):
         assert decode_row(before.max_key, types) < decode_row(after.min_key, types)
-    assert t.to_arrow().column("v").to_pylist() == [f"z{i}" for i in range(2000)] or sorted(t.to_arrow().column("v").to_pylist()) == sorted(f"z{i}" for i in range(2000))
+    assert t.to_arrow().column("v").to_pylist() == [f"z{i}" for i in range(2000)] or sorted(t.to_arrow().column("v").to_pylist()) == sorted(
+        f"z{i}" for i in range(2000)
+    )

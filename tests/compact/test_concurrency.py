@@ -16,7 +16,9 @@ FAST_RETRY = {"commit.min-retry-wait": "1 ms", "commit.max-retry-wait": "20 ms",
 
 
 def _table(tmp_path, **options):
-    return catalog(tmp_path / "wh").create_table("db.c", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", **FAST_RETRY, **options})
+    return catalog(tmp_path / "wh").create_table(
+        "db.c", schema=PK_SCHEMA, primary_keys=["id"], options={"bucket": "1", **FAST_RETRY, **options}
+    )
 
 
 def _content(t):
@@ -28,7 +30,9 @@ def test_compaction_planned_before_a_write_still_commits(tmp_path):
     for i in range(4):
         t.write_arrow(kv(range(i, i + 5), f"a{i}-"))
     base = t.latest_snapshot()
-    [(partition, bucket)] = {(e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)}
+    [(partition, bucket)] = {
+        (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)
+    }
     message = compact_bucket(t, partition, bucket, full=True, snapshot=base)
     t.write_arrow(kv([0, 100], "late-"))  # lands between planning and committing
     expected = _content(t)
@@ -43,7 +47,9 @@ def test_two_compactions_of_the_same_files_conflict(tmp_path):
     for i in range(4):
         t.write_arrow(kv(range(i, i + 5), f"a{i}-"))
     base = t.latest_snapshot()
-    [(partition, bucket)] = {(e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)}
+    [(partition, bucket)] = {
+        (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)
+    }
     first = compact_bucket(t, partition, bucket, full=True, snapshot=base)
     second = compact_bucket(t, partition, bucket, full=True, snapshot=base)
     expected = _content(t)

@@ -16,7 +16,9 @@ from ._fakes import INT, file
 
 
 def parse(text: str):
-    return [file(100, name=f"f{i}-{a}-{b}", min_key=int(a), max_key=int(b)) for i, (a, b) in enumerate(re.findall(r"\[(\d+), (\d+)\]", text))]
+    return [
+        file(100, name=f"f{i}-{a}-{b}", min_key=int(a), max_key=int(b)) for i, (a, b) in enumerate(re.findall(r"\[(\d+), (\d+)\]", text))
+    ]
 
 
 def bounds(section) -> list[tuple[int, int]]:

@@ -12,9 +12,16 @@ from ._tables import PK_SCHEMA, catalog, kv, live_files, parquet_files, sorted_r
 
 
 def test_sorted_runs_stay_under_stop_trigger_in_a_long_stream(tmp_path):
-    t = catalog(tmp_path / "wh").create_table("db.s", schema=PK_SCHEMA, primary_keys=["id"], options={
-        "bucket": "2", "num-sorted-run.compaction-trigger": "3", "num-sorted-run.stop-trigger": "5",
-    })
+    t = catalog(tmp_path / "wh").create_table(
+        "db.s",
+        schema=PK_SCHEMA,
+        primary_keys=["id"],
+        options={
+            "bucket": "2",
+            "num-sorted-run.compaction-trigger": "3",
+            "num-sorted-run.stop-trigger": "5",
+        },
+    )
     expected = {}
     for i in range(60):
         ids = [(i * 7 + j) % 40 for j in range(3)]
@@ -29,9 +36,17 @@ def test_sorted_runs_stay_under_stop_trigger_in_a_long_stream(tmp_path):
 
 def test_stop_trigger_back_pressure_inside_one_commit(tmp_path):
     # Many flushes in one commit (tiny write buffer): the writer compacts before the commit.
-    t = catalog(tmp_path / "wh").create_table("db.b", schema=PK_SCHEMA, primary_keys=["id"], options={
-        "bucket": "1", "write-buffer-size": "1 b", "num-sorted-run.compaction-trigger": "2", "num-sorted-run.stop-trigger": "3",
-    })
+    t = catalog(tmp_path / "wh").create_table(
+        "db.b",
+        schema=PK_SCHEMA,
+        primary_keys=["id"],
+        options={
+            "bucket": "1",
+            "write-buffer-size": "1 b",
+            "num-sorted-run.compaction-trigger": "2",
+            "num-sorted-run.stop-trigger": "3",
+        },
+    )
     write = t.new_write(commit_user="u")
     for i in range(12):
         write.write_arrow(kv([i, i + 1], f"w{i}-"))
@@ -47,9 +62,17 @@ def test_stop_trigger_back_pressure_inside_one_commit(tmp_path):
 
 
 def test_write_only_never_compacts_until_table_compact(tmp_path):
-    t = catalog(tmp_path / "wh").create_table("db.w", schema=PK_SCHEMA, primary_keys=["id"], options={
-        "bucket": "1", "write-only": "true", "num-sorted-run.compaction-trigger": "2", "num-sorted-run.stop-trigger": "3",
-    })
+    t = catalog(tmp_path / "wh").create_table(
+        "db.w",
+        schema=PK_SCHEMA,
+        primary_keys=["id"],
+        options={
+            "bucket": "1",
+            "write-only": "true",
+            "num-sorted-run.compaction-trigger": "2",
+            "num-sorted-run.stop-trigger": "3",
+        },
+    )
     for i in range(10):
         t.write_arrow(kv([i, 100], f"r{i}-"))
     assert {s.commit_kind for s in t.snapshots()} == {"APPEND"}
@@ -65,7 +88,9 @@ def test_write_only_never_compacts_until_table_compact(tmp_path):
 
 def test_compact_chosen_partitions_only(tmp_path):
     schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64())])
-    t = catalog(tmp_path / "wh").create_table("db.p", schema=schema, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-only": "true"})
+    t = catalog(tmp_path / "wh").create_table(
+        "db.p", schema=schema, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-only": "true"}
+    )
     for i in range(3):
         t.write_arrow(pa.table({"dt": ["a", "a", "b", "b"], "id": [1, 2, 1, 2], "v": [i] * 4}, schema=schema))
     t.compact(full=True, partitions=[{"dt": "a"}])
@@ -86,9 +111,16 @@ def _append_rows(i: int) -> pa.Table:
 
 @pytest.mark.parametrize("bucket_options", [{"bucket": "-1"}, {"bucket": "2", "bucket-key": "id"}], ids=["unaware", "fixed"])
 def test_append_small_file_compaction(tmp_path, bucket_options):
-    t = catalog(tmp_path / "wh").create_table("db.a", schema=APPEND_SCHEMA, options={
-        **bucket_options, "write-only": "true", "compaction.min.file-num": "4", "compaction.max.file-num": "6",
-    })
+    t = catalog(tmp_path / "wh").create_table(
+        "db.a",
+        schema=APPEND_SCHEMA,
+        options={
+            **bucket_options,
+            "write-only": "true",
+            "compaction.min.file-num": "4",
+            "compaction.max.file-num": "6",
+        },
+    )
     for i in range(3):
         t.write_arrow(_append_rows(i))
     expected = sorted(t.to_arrow().to_pylist(), key=lambda r: r["id"])
@@ -112,7 +144,9 @@ def test_append_small_file_compaction(tmp_path, bucket_options):
 
 
 def test_append_writer_compacts_without_write_only(tmp_path):
-    t = catalog(tmp_path / "wh").create_table("db.aw", schema=APPEND_SCHEMA, options={"bucket": "-1", "compaction.min.file-num": "3", "compaction.max.file-num": "5"})
+    t = catalog(tmp_path / "wh").create_table(
+        "db.aw", schema=APPEND_SCHEMA, options={"bucket": "-1", "compaction.min.file-num": "3", "compaction.max.file-num": "5"}
+    )
     for i in range(10):
         t.write_arrow(_append_rows(i))
     assert "COMPACT" in [s.commit_kind for s in t.snapshots()]

@@ -14,36 +14,60 @@ from ._tables import catalog, live_files
 
 pytestmark = [pytest.mark.oracle, pytest.mark.skipif(not oracle_available(), reason="oracle venv not available")]
 
-SCHEMA = pa.schema([
-    ("dt", pa.string()), ("id", pa.int64()), ("name", pa.string()), ("value", pa.float64()), ("version", pa.int32()), ("ts", pa.int64()),
-])
+SCHEMA = pa.schema(
+    [
+        ("dt", pa.string()),
+        ("id", pa.int64()),
+        ("name", pa.string()),
+        ("value", pa.float64()),
+        ("version", pa.int32()),
+        ("ts", pa.int64()),
+    ]
+)
 
 ENGINES = {
     "deduplicate": {"sequence.field": "ts"},
     # pypaimon 2.1 refuses partial-update tables with sequence-group (NotImplementedError).
     "partial-update": {"merge-engine": "partial-update"},
-    "aggregation": {"merge-engine": "aggregation", "fields.value.aggregate-function": "sum", "fields.version.aggregate-function": "max", "fields.ts.aggregate-function": "last_value", "fields.name.aggregate-function": "listagg"},
+    "aggregation": {
+        "merge-engine": "aggregation",
+        "fields.value.aggregate-function": "sum",
+        "fields.version.aggregate-function": "max",
+        "fields.ts.aggregate-function": "last_value",
+        "fields.name.aggregate-function": "listagg",
+    },
     "first-row": {"merge-engine": "first-row"},
 }
 
 
 def _batch(i: int) -> pa.Table:
     ids = [(i * 3 + j) % 11 for j in range(6)]
-    return pa.table({
-        "dt": ["2024-01-01" if k % 2 else "2024-01-02" for k in ids],
-        "id": ids,
-        "name": [None if (i + k) % 4 == 0 else f"n{i}" for k in ids],
-        "value": [None if (i + k) % 5 == 0 else float(i * 10 + k) for k in ids],
-        "version": [(i * 7 + k) % 4 for k in ids],
-        "ts": [100 - i if k % 3 == 0 else i for k in ids],
-    }, schema=SCHEMA)
+    return pa.table(
+        {
+            "dt": ["2024-01-01" if k % 2 else "2024-01-02" for k in ids],
+            "id": ids,
+            "name": [None if (i + k) % 4 == 0 else f"n{i}" for k in ids],
+            "value": [None if (i + k) % 5 == 0 else float(i * 10 + k) for k in ids],
+            "version": [(i * 7 + k) % 4 for k in ids],
+            "ts": [100 - i if k % 3 == 0 else i for k in ids],
+        },
+        schema=SCHEMA,
+    )
 
 
 @pytest.mark.parametrize("engine", list(ENGINES))
 def test_oracles_read_compacted_tables_like_lakestore(tmp_path, engine):
-    t = catalog(tmp_path / "wh").create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={
-        "bucket": "2", "write-only": "true", **ENGINES[engine],
-    })
+    t = catalog(tmp_path / "wh").create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["dt", "id"],
+        options={
+            "bucket": "2",
+            "write-only": "true",
+            **ENGINES[engine],
+        },
+    )
     for i in range(6):
         t.write_arrow(_batch(i))
     before = t.to_arrow()

@@ -92,7 +92,25 @@ def _append_and_pick_for_size_ratio(c: UniversalCompaction, sizes: list[int]) ->
 def test_size_amplification():
     c = universal(25, 0, 1)
     sizes = [1]
-    expected = [[2], [3], [4], [1, 4], [6], [1, 6], [8], [1, 8], [1, 1, 8], [11], [1, 11], [1, 1, 11], [14], [1, 14], [1, 1, 14], [1, 1, 1, 14], [18]]
+    expected = [
+        [2],
+        [3],
+        [4],
+        [1, 4],
+        [6],
+        [1, 6],
+        [8],
+        [1, 8],
+        [1, 1, 8],
+        [11],
+        [1, 11],
+        [1, 1, 11],
+        [14],
+        [1, 14],
+        [1, 1, 14],
+        [1, 1, 1, 14],
+        [18],
+    ]
     for step, want in enumerate(expected):
         sizes = _append_and_pick_for_size_amp(c, sizes)
         assert sizes == want, f"step {step}"
@@ -102,9 +120,29 @@ def test_size_ratio():
     c = universal(25, 1, 5)
     sizes = [1, 1, 1, 1]
     expected = [
-        [5], [1, 5], [1, 1, 5], [1, 1, 1, 5], [4, 5], [1, 4, 5], [1, 1, 4, 5], [3, 4, 5], [1, 3, 4, 5], [2, 3, 4, 5],
-        [1, 2, 3, 4, 5], [16], [1, 16], [1, 1, 16], [1, 1, 1, 16], [4, 16], [1, 4, 16], [1, 1, 4, 16], [3, 4, 16],
-        [1, 3, 4, 16], [2, 3, 4, 16], [1, 2, 3, 4, 16], [11, 16],
+        [5],
+        [1, 5],
+        [1, 1, 5],
+        [1, 1, 1, 5],
+        [4, 5],
+        [1, 4, 5],
+        [1, 1, 4, 5],
+        [3, 4, 5],
+        [1, 3, 4, 5],
+        [2, 3, 4, 5],
+        [1, 2, 3, 4, 5],
+        [16],
+        [1, 16],
+        [1, 1, 16],
+        [1, 1, 1, 16],
+        [4, 16],
+        [1, 4, 16],
+        [1, 1, 4, 16],
+        [3, 4, 16],
+        [1, 3, 4, 16],
+        [2, 3, 4, 16],
+        [1, 2, 3, 4, 16],
+        [11, 16],
     ]
     for step, want in enumerate(expected):
         sizes = _append_and_pick_for_size_ratio(c, sizes)
@@ -118,6 +156,7 @@ def test_size_ratio_threshold():
 
 
 # -- lakestore additions (same fakes) ---------------------------------------------------------
+
 
 def test_below_trigger_picks_nothing():
     assert universal(200, 1, 5).pick(6, level0(1, 1, 1, 1)) is None

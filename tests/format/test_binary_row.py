@@ -25,9 +25,9 @@ ROWS = facts()["binary_rows"]
 # bucket of a *nullable* bucket-key value could differ, and only for append tables (keys of
 # primary-key tables are NOT NULL). For these cases we pin Java's bytes.
 JAVA_NULL_LAYOUT = {
-    "DECIMAL(38, 10)": "00000001" "0001000000000000" "0000000010000000" + "00" * 16,
-    "TIMESTAMP(6)": "00000001" "0001000000000000" "0000000010000000" + "00" * 8,
-    "TIMESTAMP(6) WITH LOCAL TIME ZONE": "00000001" "0001000000000000" "0000000010000000" + "00" * 8,
+    "DECIMAL(38, 10)": "0000000100010000000000000000000010000000" + "00" * 16,
+    "TIMESTAMP(6)": "0000000100010000000000000000000010000000" + "00" * 8,
+    "TIMESTAMP(6) WITH LOCAL TIME ZONE": "0000000100010000000000000000000010000000" + "00" * 8,
 }
 
 
@@ -44,7 +44,23 @@ def _id(case: dict) -> str:
 
 def test_facts_cover_every_primitive_type_and_nulls():
     singles = {c["types"][0] for c in ROWS if len(c["types"]) == 1}
-    for t in ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(10, 2)", "DECIMAL(38, 10)", "STRING", "BYTES", "DATE", "TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP(6) WITH LOCAL TIME ZONE"):
+    for t in (
+        "BOOLEAN",
+        "TINYINT",
+        "SMALLINT",
+        "INT",
+        "BIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "DECIMAL(10, 2)",
+        "DECIMAL(38, 10)",
+        "STRING",
+        "BYTES",
+        "DATE",
+        "TIMESTAMP(3)",
+        "TIMESTAMP(6)",
+        "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+    ):
         assert t in singles
         assert any(c["types"] == [t] and c["values"] == [None] for c in ROWS), t
     assert any(len(c["types"]) > 56 for c in ROWS)  # 16-byte null bitset
@@ -166,7 +182,25 @@ def _strategy(type_text: str):
     return st.tuples(st.just(type_text), st.none() | s)
 
 
-_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(10, 2)", "DECIMAL(18, 4)", "DECIMAL(19, 0)", "DECIMAL(38, 10)", "STRING", "BYTES", "DATE", "TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP(6) WITH LOCAL TIME ZONE"]
+_TYPES = [
+    "BOOLEAN",
+    "TINYINT",
+    "SMALLINT",
+    "INT",
+    "BIGINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL(10, 2)",
+    "DECIMAL(18, 4)",
+    "DECIMAL(19, 0)",
+    "DECIMAL(38, 10)",
+    "STRING",
+    "BYTES",
+    "DATE",
+    "TIMESTAMP(3)",
+    "TIMESTAMP(6)",
+    "TIMESTAMP(6) WITH LOCAL TIME ZONE",
+]
 _FIELD = st.sampled_from(_TYPES).flatmap(_strategy)
 
 
@@ -180,7 +214,17 @@ def test_round_trip(fields):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.none() | st.text(max_size=20), st.none() | st.decimals(min_value=-10**27, max_value=10**27, places=10, allow_nan=False, allow_infinity=False), st.none() | st.integers(-(2**63), 2**63 - 1)), min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.tuples(
+            st.none() | st.text(max_size=20),
+            st.none() | st.decimals(min_value=-(10**27), max_value=10**27, places=10, allow_nan=False, allow_infinity=False),
+            st.none() | st.integers(-(2**63), 2**63 - 1),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_batch_equals_single_rows(rows):
     types = [parse_type("STRING"), parse_type("DECIMAL(38, 10)"), parse_type("BIGINT")]
     arrays = [pa.array([r[i] for r in rows], type=t.to_arrow()) for i, t in enumerate(types)]

@@ -41,18 +41,21 @@ def test_type_mapping(text, arrow, canonical):
     assert from_arrow(arrow, nullable=False) == nn
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("TIMESTAMP_LTZ(6)", "TIMESTAMP(6) WITH LOCAL TIME ZONE"),  # pypaimon's spelling
-    ("TIMESTAMP_LTZ(3) NOT NULL", "TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL"),
-    ("VARCHAR(2147483647)", "STRING"),
-    ("VARBINARY(2147483647)", "BYTES"),
-    ("VARCHAR(10)", "VARCHAR(10)"),
-    ("CHAR(3)", "CHAR(3)"),
-    ("INTEGER", "INT"),
-    ("decimal(38,10)", "DECIMAL(38, 10)"),
-    ("TIMESTAMP", "TIMESTAMP(6)"),
-    ("DECIMAL", "DECIMAL(10, 0)"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("TIMESTAMP_LTZ(6)", "TIMESTAMP(6) WITH LOCAL TIME ZONE"),  # pypaimon's spelling
+        ("TIMESTAMP_LTZ(3) NOT NULL", "TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL"),
+        ("VARCHAR(2147483647)", "STRING"),
+        ("VARBINARY(2147483647)", "BYTES"),
+        ("VARCHAR(10)", "VARCHAR(10)"),
+        ("CHAR(3)", "CHAR(3)"),
+        ("INTEGER", "INT"),
+        ("decimal(38,10)", "DECIMAL(38, 10)"),
+        ("TIMESTAMP", "TIMESTAMP(6)"),
+        ("DECIMAL", "DECIMAL(10, 0)"),
+    ],
+)
 def test_other_spellings(text, expected):
     assert parse_type(text).to_paimon() == expected
 
@@ -71,7 +74,9 @@ def test_unsupported_type_strings(text):
         parse_type(text)
 
 
-@pytest.mark.parametrize("arrow", [pa.list_(pa.int32()), pa.struct([("a", pa.int32())]), pa.uint32(), pa.float16(), pa.decimal256(40, 2), pa.null()])
+@pytest.mark.parametrize(
+    "arrow", [pa.list_(pa.int32()), pa.struct([("a", pa.int32())]), pa.uint32(), pa.float16(), pa.decimal256(40, 2), pa.null()]
+)
 def test_unsupported_arrow_types(arrow):
     with pytest.raises(UnsupportedTypeError):
         from_arrow(arrow)

@@ -52,7 +52,9 @@ class S3Server:
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name="us-east-1")
+        return boto3.client(
+            "s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY, region_name="us-east-1"
+        )
 
     def new_bucket(self) -> str:
         name = f"wh-{uuid.uuid4().hex[:12]}"
@@ -128,10 +130,31 @@ def postgres() -> Iterator[Postgres]:
         os.chown(root, owner.pw_uid, owner.pw_gid)
     port = free_port()
     try:
-        subprocess.run([*run_as, f"{bindir}/initdb", "-D", data, "-U", "lake", "-A", "trust", "--no-sync", "-E", "UTF8"],
-                       check=True, capture_output=True, timeout=120)
-        subprocess.run([*run_as, f"{bindir}/pg_ctl", "-D", data, "-l", f"{root}/log", "-w", "-t", "60",
-                        "-o", f"-h 127.0.0.1 -p {port} -k {root} -F", "start"], check=True, capture_output=True, timeout=90)
+        subprocess.run(
+            [*run_as, f"{bindir}/initdb", "-D", data, "-U", "lake", "-A", "trust", "--no-sync", "-E", "UTF8"],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        subprocess.run(
+            [
+                *run_as,
+                f"{bindir}/pg_ctl",
+                "-D",
+                data,
+                "-l",
+                f"{root}/log",
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-h 127.0.0.1 -p {port} -k {root} -F",
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=90,
+        )
         yield Postgres(port)
     finally:
         subprocess.run([*run_as, f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"], capture_output=True, timeout=60)

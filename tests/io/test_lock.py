@@ -99,9 +99,24 @@ def test_release_after_takeover_keeps_the_new_owners_lock(tmp_path):
 
 
 def test_options_follow_paimon_names(tmp_path):
-    opts = LockOptions.from_options({"lock.enabled": "true", "uri": f"jdbc:sqlite:{tmp_path}/x.db", "lock-check-max-sleep": "2 s",
-                                     "lock-acquire-timeout": "3 min", "catalog-key": "prod", "jdbc.user": "u", "jdbc.password": "p"})
-    assert (opts.check_max_sleep_ms, opts.acquire_timeout_ms, opts.expire_seconds, opts.catalog_key, opts.user) == (2000, 180_000, 180, "prod", "u")
+    opts = LockOptions.from_options(
+        {
+            "lock.enabled": "true",
+            "uri": f"jdbc:sqlite:{tmp_path}/x.db",
+            "lock-check-max-sleep": "2 s",
+            "lock-acquire-timeout": "3 min",
+            "catalog-key": "prod",
+            "jdbc.user": "u",
+            "jdbc.password": "p",
+        }
+    )
+    assert (opts.check_max_sleep_ms, opts.acquire_timeout_ms, opts.expire_seconds, opts.catalog_key, opts.user) == (
+        2000,
+        180_000,
+        180,
+        "prod",
+        "u",
+    )
     assert LockOptions.from_options({"uri": "jdbc:sqlite:/x", "lock.expire-time": "30 s"}).expire_seconds == 30
     with pytest.raises(OptionError, match="uri"):
         LockOptions.from_options({"lock.enabled": "true"})

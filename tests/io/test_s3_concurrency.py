@@ -19,9 +19,14 @@ WORKER = str(Path(__file__).resolve().parent / "s3io_worker.py")
 WRITERS = 4
 COMMITS = 25
 # many small commits racing: retry quickly and often rather than give up
-TABLE_OPTIONS = {"commit.min-retry-wait": "1 ms", "commit.max-retry-wait": "50 ms", "commit.max-retries": "200", "write-only": "true",
-                 # few manifests per snapshot: every commit reads them all, and each read is an HTTP request
-                 "manifest.merge-min-count": "4"}
+TABLE_OPTIONS = {
+    "commit.min-retry-wait": "1 ms",
+    "commit.max-retry-wait": "50 ms",
+    "commit.max-retries": "200",
+    "write-only": "true",
+    # few manifests per snapshot: every commit reads them all, and each read is an HTTP request
+    "manifest.merge-min-count": "4",
+}
 
 
 def spawn(*args: str) -> subprocess.Popen:

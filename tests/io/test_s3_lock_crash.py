@@ -18,8 +18,15 @@ from test_s3_concurrency import make_table, run_writers, spawn
 def test_killed_lock_holder_is_taken_over_after_expiry(s3_server, bucket, tmp_path):
     lock_db = tmp_path / "locks.db"
     expire_s = 2
-    options = s3_server.options(**{"lock.enabled": "true", "uri": f"jdbc:sqlite:{lock_db}", "lock.expire-time": f"{expire_s} s",
-                                   "lock-acquire-timeout": "60 s", "lock-check-max-sleep": "200 ms"})
+    options = s3_server.options(
+        **{
+            "lock.enabled": "true",
+            "uri": f"jdbc:sqlite:{lock_db}",
+            "lock.expire-time": f"{expire_s} s",
+            "lock-acquire-timeout": "60 s",
+            "lock-check-max-sleep": "200 ms",
+        }
+    )
     warehouse = f"s3://{bucket}/wh"
     table = make_table(warehouse, options)
 

@@ -19,7 +19,9 @@ def _data_files(path: str) -> set[str]:
 
 
 def _pk_table(catalog, name="db.t", **options):
-    return catalog.create_table(name, schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "1", "write-only": "true", **options})
+    return catalog.create_table(
+        name, schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "1", "write-only": "true", **options}
+    )
 
 
 def test_retention_min_max_and_time(catalog):

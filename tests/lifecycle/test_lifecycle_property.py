@@ -27,7 +27,9 @@ untag_op = st.tuples(st.just("untag"), st.integers(0, 3))
 expire_op = st.tuples(st.just("expire"), st.integers(1, 4), st.one_of(st.none(), st.integers(1, 6)), st.booleans())
 rollback_op = st.tuples(st.just("rollback"), st.booleans(), st.integers(0, 10))
 orphans_op = st.tuples(st.just("orphans"))
-ops = st.lists(st.one_of(write_op, write_op, overwrite_op, compact_op, tag_op, untag_op, expire_op, rollback_op, orphans_op), min_size=1, max_size=14)
+ops = st.lists(
+    st.one_of(write_op, write_op, overwrite_op, compact_op, tag_op, untag_op, expire_op, rollback_op, orphans_op), min_size=1, max_size=14
+)
 
 
 def _referenced(table: lakestore.Table, snapshots) -> tuple[set[str], set[str]]:
@@ -85,8 +87,13 @@ def test_random_lifecycle(sequence):
 def _run(tmp: str, sequence) -> None:
     catalog = lakestore.Catalog(tmp)
     catalog.create_database("db")
-    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
-                                 options={"bucket": "2", "num-sorted-run.compaction-trigger": "2"})
+    table = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["dt", "id"],
+        options={"bucket": "2", "num-sorted-run.compaction-trigger": "2"},
+    )
     expected: dict[int, list] = {}
     tags: dict[str, int] = {}
     counter = 0

@@ -12,7 +12,12 @@ def test_orphans_older_than_threshold_only(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "1"})
     t.write_arrow(batch("a", [1, 2], 1.0))
     bucket = f"{t.path}/dt=a/bucket-0"
-    stray = [f"{bucket}/data-orphan-0.parquet", f"{t.path}/manifest/manifest-orphan-0", f"{bucket}/.data-x.parquet.abc.tmp", f"{t.path}/dt=zz/bucket-3/data-y-0.parquet"]
+    stray = [
+        f"{bucket}/data-orphan-0.parquet",
+        f"{t.path}/manifest/manifest-orphan-0",
+        f"{bucket}/.data-x.parquet.abc.tmp",
+        f"{t.path}/dt=zz/bucket-3/data-y-0.parquet",
+    ]
     for path in stray:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         open(path, "wb").write(b"junk")

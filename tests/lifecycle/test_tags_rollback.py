@@ -14,7 +14,9 @@ FUTURE = 4_102_444_800_000
 
 
 def _table(catalog, name="db.t", **options):
-    return catalog.create_table(name, schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "1", "write-only": "true", **options})
+    return catalog.create_table(
+        name, schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "1", "write-only": "true", **options}
+    )
 
 
 def test_tag_file_format_and_management(catalog):

@@ -66,7 +66,14 @@ def levels(table: lakestore.Table) -> list[int]:
     return sorted(e.file.level for e in live_entries(table.manifests(), table.latest_snapshot()))
 
 
-def run_history(schema: pa.Schema, options: dict[str, str], history: list, model_apply: Callable[[dict, list[dict[str, Any]]], None], *, check: Callable[[dict, dict], None] | None = None) -> None:
+def run_history(
+    schema: pa.Schema,
+    options: dict[str, str],
+    history: list,
+    model_apply: Callable[[dict, list[dict[str, Any]]], None],
+    *,
+    check: Callable[[dict, dict], None] | None = None,
+) -> None:
     """Apply ``history`` to a fresh table and to the model; compare after every step."""
     model: dict = {}
     compare = check or _assert_equal

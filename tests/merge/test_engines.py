@@ -86,7 +86,17 @@ def test_aggregation_retraction_of_non_retractable_function_is_a_typed_error(cat
     with pytest.raises(MergeEngineError, match="ignore-retract"):
         t.write_arrow(pa.table({"id": [1], "v": [value], "kind": ["-D"]}, schema=schema))
     # ignore-retract turns the same write into a no-op for that column
-    t2 = make(catalog, "b", {"merge-engine": "aggregation", "fields.v.aggregate-function": function, "fields.v.ignore-retract": "true", "rowkind.field": "kind"}, schema)
+    t2 = make(
+        catalog,
+        "b",
+        {
+            "merge-engine": "aggregation",
+            "fields.v.aggregate-function": function,
+            "fields.v.ignore-retract": "true",
+            "rowkind.field": "kind",
+        },
+        schema,
+    )
     t2.write_arrow(pa.table({"id": [1], "v": [value], "kind": ["+I"]}, schema=schema))
     t2.write_arrow(pa.table({"id": [1], "v": [value], "kind": ["-U"]}, schema=schema))
     t2.compact(full=True)
@@ -131,10 +141,18 @@ def test_count_is_stable_across_compactions(catalog):
 
 def test_sum_count_product_retract(catalog):
     schema = pa.schema([("id", pa.int64()), ("s", pa.int64()), ("c", pa.int64()), ("pr", pa.int64()), ("kind", pa.string())])
-    t = make(catalog, "r", {
-        "merge-engine": "aggregation", "rowkind.field": "kind", "fields.s.aggregate-function": "sum",
-        "fields.c.aggregate-function": "count", "fields.pr.aggregate-function": "product",
-    }, schema)
+    t = make(
+        catalog,
+        "r",
+        {
+            "merge-engine": "aggregation",
+            "rowkind.field": "kind",
+            "fields.s.aggregate-function": "sum",
+            "fields.c.aggregate-function": "count",
+            "fields.pr.aggregate-function": "product",
+        },
+        schema,
+    )
     t.write_arrow(pa.table({"id": [1, 1, 1], "s": [5, 7, 1], "c": [1, 1, 1], "pr": [3, 5, 7], "kind": ["+I", "+I", "+I"]}, schema=schema))
     # An integer product retraction merged with its insert in one write is exact.
     t.write_arrow(pa.table({"id": [1, 1], "s": [7, None], "c": [0, None], "pr": [2, 2], "kind": ["-U", "+U"]}, schema=schema))
@@ -159,7 +177,9 @@ def test_integer_product_lone_retraction_is_refused_and_table_unchanged(catalog)
 
 def test_listagg_delimiter_and_order(catalog):
     schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
-    t = make(catalog, "l", {"merge-engine": "aggregation", "fields.v.aggregate-function": "listagg", "fields.v.list-agg-delimiter": ";"}, schema)
+    t = make(
+        catalog, "l", {"merge-engine": "aggregation", "fields.v.aggregate-function": "listagg", "fields.v.list-agg-delimiter": ";"}, schema
+    )
     t.write_arrow(pa.table({"id": [1, 1], "v": ["a", None]}, schema=schema))
     t.write_arrow(pa.table({"id": [1], "v": ["b"]}, schema=schema))
     t.compact(full=True)

@@ -73,14 +73,28 @@ def test_deduplicate_with_sequence_field(history):
 
 
 # -- partial-update ---------------------------------------------------------------------------
-PU_SCHEMA = pa.schema([
-    ("p", pa.string()), ("id", pa.int64()), ("a", pa.int64()), ("b", pa.string()),
-    ("g_seq", pa.int64()), ("g1", pa.int64()), ("g2", pa.string()),
-])
-PU_ROW = st.fixed_dictionaries({
-    "p": PARTS, "id": KEYS, "a": SMALL, "b": st.one_of(st.none(), st.sampled_from(["x", "y", "z"])),
-    "g_seq": st.one_of(st.none(), st.integers(0, 3)), "g1": SMALL, "g2": st.one_of(st.none(), st.sampled_from(["m", "n"])),
-})
+PU_SCHEMA = pa.schema(
+    [
+        ("p", pa.string()),
+        ("id", pa.int64()),
+        ("a", pa.int64()),
+        ("b", pa.string()),
+        ("g_seq", pa.int64()),
+        ("g1", pa.int64()),
+        ("g2", pa.string()),
+    ]
+)
+PU_ROW = st.fixed_dictionaries(
+    {
+        "p": PARTS,
+        "id": KEYS,
+        "a": SMALL,
+        "b": st.one_of(st.none(), st.sampled_from(["x", "y", "z"])),
+        "g_seq": st.one_of(st.none(), st.integers(0, 3)),
+        "g1": SMALL,
+        "g2": st.one_of(st.none(), st.sampled_from(["m", "n"])),
+    }
+)
 PU_OPTIONS = {"merge-engine": "partial-update", "fields.g_seq.sequence-group": "g1,g2"}
 
 
@@ -119,15 +133,29 @@ def pu_ignore_delete_apply(model: dict, rows: list[dict[str, Any]]) -> None:
 @SETTINGS
 @given(histories(PU_DEL_ROW))
 def test_partial_update_ignore_delete(history):
-    run_history(PU_DEL_SCHEMA, {"merge-engine": "partial-update", "partial-update.ignore-delete": "true", "rowkind.field": "kind"}, history, pu_ignore_delete_apply)
+    run_history(
+        PU_DEL_SCHEMA,
+        {"merge-engine": "partial-update", "partial-update.ignore-delete": "true", "rowkind.field": "kind"},
+        history,
+        pu_ignore_delete_apply,
+    )
 
 
 # -- aggregation ------------------------------------------------------------------------------
 AGG_FUNCTIONS = {
-    "s_sum": ("sum", pa.int64()), "s_prod": ("product", pa.float64()), "s_iprod": ("product", pa.int64()), "s_min": ("min", pa.int64()), "s_max": ("max", pa.int64()),
-    "s_cnt": ("count", pa.int64()), "s_last": ("last_value", pa.int64()), "s_lnn": ("last_non_null_value", pa.int64()),
-    "s_first": ("first_value", pa.int64()), "s_fnn": ("first_non_null_value", pa.int64()),
-    "b_and": ("bool_and", pa.bool_()), "b_or": ("bool_or", pa.bool_()), "s_list": ("listagg", pa.string()),
+    "s_sum": ("sum", pa.int64()),
+    "s_prod": ("product", pa.float64()),
+    "s_iprod": ("product", pa.int64()),
+    "s_min": ("min", pa.int64()),
+    "s_max": ("max", pa.int64()),
+    "s_cnt": ("count", pa.int64()),
+    "s_last": ("last_value", pa.int64()),
+    "s_lnn": ("last_non_null_value", pa.int64()),
+    "s_first": ("first_value", pa.int64()),
+    "s_fnn": ("first_non_null_value", pa.int64()),
+    "b_and": ("bool_and", pa.bool_()),
+    "b_or": ("bool_or", pa.bool_()),
+    "s_list": ("listagg", pa.string()),
 }
 RETRACTABLE = {"sum", "count", "product", "last_value", "last_non_null_value"}
 AGG_SCHEMA = pa.schema([("p", pa.string()), ("id", pa.int64()), *[(n, t) for n, (_, t) in AGG_FUNCTIONS.items()], ("kind", pa.string())])

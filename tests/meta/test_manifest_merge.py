@@ -31,7 +31,9 @@ def merged_tables(tmp_path_factory):
     cat = lakestore.Catalog(str(tmp_path_factory.mktemp("merge")))
     cat.create_database("db")
     ap = cat.create_table("db.ap", schema=SCHEMA, partition_keys=["dt"], options={"manifest.merge-min-count": "10", "write-only": "true"})
-    pk = cat.create_table("db.pk", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "manifest.merge-min-count": "10"})
+    pk = cat.create_table(
+        "db.pk", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "manifest.merge-min-count": "10"}
+    )
     for i in range(100):
         ap.write_arrow(_rows(i, f"d{i % 3}"))
     for i in range(PK_COMMITS):

@@ -37,7 +37,8 @@ class OracleError(RuntimeError):
         self.stderr = stderr
         super().__init__(
             "oracle command failed (exit %s): %s\n--- stderr ---\n%s\n--- stdout ---\n%s"
-            % (returncode, " ".join(map(str, cmd)), stderr.strip()[-8000:], stdout.strip()[-2000:]))
+            % (returncode, " ".join(map(str, cmd)), stderr.strip()[-8000:], stdout.strip()[-2000:])
+        )
 
 
 def oracle_python() -> Path:
@@ -52,9 +53,7 @@ def _probe(python: str) -> bool:
     if not Path(python).exists():
         return False
     try:
-        res = subprocess.run(
-            [python, "-c", "import pypaimon, pyarrow, fastavro"],
-            capture_output=True, text=True, timeout=120)
+        res = subprocess.run([python, "-c", "import pypaimon, pyarrow, fastavro"], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return False
     return res.returncode == 0
@@ -70,8 +69,7 @@ def run_cli(*args: Any, timeout: float = DEFAULT_TIMEOUT) -> dict:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # never let the oracle see our packages
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             env=env, cwd=str(HERE))
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(HERE))
     except subprocess.TimeoutExpired as e:
         raise OracleError(cmd, "timeout", e.stdout or "", e.stderr or "") from e
     if res.returncode != 0:
@@ -96,9 +94,15 @@ def _read_ipc(path: Path) -> pa.Table:
         return pa.ipc.open_file(src).read_all()
 
 
-def oracle_read(table_path, *, snapshot_id: Optional[int] = None, native: bool = False,
-                return_info: bool = False, tag: Optional[str] = None,
-                timestamp_millis: Optional[int] = None):
+def oracle_read(
+    table_path,
+    *,
+    snapshot_id: Optional[int] = None,
+    native: bool = False,
+    return_info: bool = False,
+    tag: Optional[str] = None,
+    timestamp_millis: Optional[int] = None,
+):
     """Read a whole table with pypaimon (native=True: the pypaimon-rust reader).
 
     Returns a pa.Table in table-schema column order; with return_info=True returns
@@ -119,10 +123,17 @@ def oracle_read(table_path, *, snapshot_id: Optional[int] = None, native: bool =
     return (table, info) if return_info else table
 
 
-def oracle_write(warehouse, identifier: str, data: pa.Table, *,
-                 primary_keys: Iterable[str] = (), partition_keys: Iterable[str] = (),
-                 options: Optional[Mapping[str, Any]] = None, native: bool = False,
-                 overwrite_partition: Optional[Mapping[str, Any]] = None) -> dict:
+def oracle_write(
+    warehouse,
+    identifier: str,
+    data: pa.Table,
+    *,
+    primary_keys: Iterable[str] = (),
+    partition_keys: Iterable[str] = (),
+    options: Optional[Mapping[str, Any]] = None,
+    native: bool = False,
+    overwrite_partition: Optional[Mapping[str, Any]] = None,
+) -> dict:
     """Create db/table if missing and write ``data`` in one batch commit with pypaimon.
 
     overwrite_partition: None = append; {} = overwrite whole table; {"dt": "x"} = that
@@ -130,8 +141,7 @@ def oracle_write(warehouse, identifier: str, data: pa.Table, *,
     with tempfile.TemporaryDirectory(prefix="oracle-write-") as tmp:
         src = Path(tmp) / "data.arrow"
         _write_ipc(data, src)
-        args = ["write", "--warehouse", Path(warehouse).resolve(), "--identifier", identifier,
-                "--data", src]
+        args = ["write", "--warehouse", Path(warehouse).resolve(), "--identifier", identifier, "--data", src]
         pks = list(primary_keys)
         parts = list(partition_keys)
         if pks:
@@ -165,8 +175,7 @@ def oracle_manifests(table_path, snapshot_id: Optional[int] = None) -> dict:
 def oracle_streaming_read(table_path, *, native: bool = False, max_polls: int = 20) -> pa.Table:
     with tempfile.TemporaryDirectory(prefix="oracle-sread-") as tmp:
         out = Path(tmp) / "out.arrow"
-        args = ["streaming-read", "--table-path", Path(table_path).resolve(), "--out", out,
-                "--max-polls", max_polls]
+        args = ["streaming-read", "--table-path", Path(table_path).resolve(), "--out", out, "--max-polls", max_polls]
         if native:
             args.append("--native")
         run_cli(*args)
@@ -186,12 +195,10 @@ def oracle_buckets(data: pa.Table, bucket_keys: Iterable[str], num_buckets: int)
     with tempfile.TemporaryDirectory(prefix="oracle-bucket-") as tmp:
         src = Path(tmp) / "data.arrow"
         _write_ipc(data, src)
-        return run_cli("compute-bucket", "--data", src, "--bucket-keys",
-                       ",".join(bucket_keys), "--num-buckets", num_buckets)["buckets"]
+        return run_cli("compute-bucket", "--data", src, "--bucket-keys", ",".join(bucket_keys), "--num-buckets", num_buckets)["buckets"]
 
 
 def oracle_alter(warehouse, identifier: str, changes: list) -> dict:
     """Alter a table with pypaimon: changes like ["add", "c", "BIGINT"], ["rename", "a", "b"],
     ["drop", "c"]. Returns the new fields as [id, name, type]."""
-    return run_cli("alter", "--warehouse", Path(warehouse).resolve(), "--identifier", identifier,
-                   "--changes", json.dumps(changes))
+    return run_cli("alter", "--warehouse", Path(warehouse).resolve(), "--identifier", identifier, "--changes", json.dumps(changes))

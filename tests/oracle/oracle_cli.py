@@ -47,6 +47,7 @@ def _emit(obj):
 def _json_default(o):
     import datetime
     import decimal
+
     if isinstance(o, (bytes, bytearray)):
         return {"hex": bytes(o).hex()}
     if isinstance(o, (datetime.datetime, datetime.date, datetime.time)):
@@ -78,6 +79,7 @@ def open_table(table_path, extra_options=None):
     if warehouse is not None:
         try:
             from pypaimon import CatalogFactory
+
             catalog = CatalogFactory.create({"warehouse": warehouse})
             table = catalog.get_table(identifier)
         except Exception as e:  # noqa: BLE001
@@ -85,6 +87,7 @@ def open_table(table_path, extra_options=None):
             table = None
     if table is None:
         from pypaimon.table.file_store_table import FileStoreTable
+
         table = FileStoreTable.from_path(os.path.abspath(table_path))
     if extra_options:
         table = table.copy(extra_options)
@@ -105,15 +108,18 @@ class _Route:
 
     def instrument(self):
         from pypaimon.read import table_read as tr
+
         orig_fb = tr.TableRead._native_fallback
         route = self
 
         def _fb(self_, reason, error=None, log=False):
             route.native_read_fallbacks.append(str(reason))
             return orig_fb(self_, reason, error, log)
+
         tr.TableRead._native_fallback = _fb
 
         from pypaimon.write import table_commit as tc
+
         for cls_name in dir(tc):
             cls = getattr(tc, cls_name)
             if isinstance(cls, type) and hasattr(cls, "_prepare_native_commit"):
@@ -126,12 +132,15 @@ class _Route:
                         res = orig_(self_, messages)
                         route.native_commit_used = res is not None
                         return res
+
                     return _p
+
                 cls._prepare_native_commit = _wrap(orig)
 
 
 def _read_ipc(path):
     import pyarrow as pa
+
     with pa.memory_map(path, "r") as src:
         try:
             return pa.ipc.open_file(src).read_all()
@@ -143,6 +152,7 @@ def _read_ipc(path):
 
 def _write_ipc(table, path):
     import pyarrow as pa
+
     with pa.OSFile(path, "wb") as sink:
         with pa.ipc.new_file(sink, table.schema) as w:
             w.write_table(table)
@@ -150,9 +160,11 @@ def _write_ipc(table, path):
 
 def _schema_order(table, result):
     import pyarrow as pa
+
     names = [f.name for f in table.table_schema.fields]
     if result is None:
         from pypaimon.schema.data_types import PyarrowFieldParser
+
         return PyarrowFieldParser.from_paimon_schema(table.table_schema.fields).empty_table()
     if list(result.column_names) != names and set(names) <= set(result.column_names):
         result = result.select(names)
@@ -165,6 +177,7 @@ def _schema_order(table, result):
 
 def _rust_table(table_path):
     from pypaimon_rust.datafusion import PaimonCatalog
+
     warehouse, identifier = _split_table_path(table_path)
     if warehouse is None:
         raise ValueError("--rust needs <warehouse>/<db>.db/<table>: %s" % table_path)
@@ -174,6 +187,7 @@ def _rust_table(table_path):
 
 def _cmd_read_rust(args):
     import pyarrow as pa
+
     rt = _rust_table(args.table_path)
     opts = {}
     if args.snapshot_id is not None:
@@ -188,8 +202,7 @@ def _cmd_read_rust(args):
         result = None
     result = _schema_order(py_table, result)
     _write_ipc(result, args.out)
-    _emit({"rows": result.num_rows, "columns": result.column_names, "splits": len(splits),
-           "route": "pypaimon_rust direct"})
+    _emit({"rows": result.num_rows, "columns": result.column_names, "splits": len(splits), "route": "pypaimon_rust direct"})
 
 
 def cmd_read(args):
@@ -215,10 +228,16 @@ def cmd_read(args):
     native_used = None
     if args.native:
         native_used = not route.native_read_fallbacks
-    _emit({"rows": result.num_rows, "columns": result.column_names,
-           "splits": len(splits), "native_requested": bool(args.native),
-           "native_used": native_used,
-           "native_fallback_reasons": route.native_read_fallbacks})
+    _emit(
+        {
+            "rows": result.num_rows,
+            "columns": result.column_names,
+            "splits": len(splits),
+            "native_requested": bool(args.native),
+            "native_used": native_used,
+            "native_fallback_reasons": route.native_read_fallbacks,
+        }
+    )
 
 
 def cmd_streaming_read(args):
@@ -228,6 +247,7 @@ def cmd_streaming_read(args):
     Row kinds are returned in column `_row_kind` when pypaimon provides them."""
     import asyncio
     import pyarrow as pa
+
     opts = {}
     if args.native:
         opts.update(NATIVE_READ_OPTIONS)
@@ -254,6 +274,7 @@ def cmd_streaming_read(args):
             polls.append(t.num_rows if t is not None else 0)
             if t is not None and t.num_rows:
                 tables.append(t)
+
     asyncio.run(run())
     result = pa.concat_tables(tables) if tables else _schema_order(table, None)
     _write_ipc(result, args.out)
@@ -263,18 +284,20 @@ def cmd_streaming_read(args):
 def _paimon_schema_from_arrow(pa_schema, primary_keys, partition_keys, options):
     import pyarrow as pa
     from pypaimon import Schema
+
     pk = set(primary_keys)
     fields = [f.with_nullable(False) if f.name in pk else f for f in pa_schema]
     arrow_schema = pa.schema(fields)
     schema = Schema.from_pyarrow_schema(
-        arrow_schema, partition_keys=list(partition_keys) or None,
-        primary_keys=list(primary_keys) or None, options=dict(options))
+        arrow_schema, partition_keys=list(partition_keys) or None, primary_keys=list(primary_keys) or None, options=dict(options)
+    )
     return schema, arrow_schema
 
 
 def cmd_write(args):
     import pyarrow as pa
     from pypaimon import CatalogFactory
+
     route = _Route()
     route.instrument()
     data = _read_ipc(args.data)
@@ -286,8 +309,7 @@ def cmd_write(args):
     catalog = CatalogFactory.create({"warehouse": os.path.abspath(args.warehouse)})
     db = args.identifier.split(".")[0]
     catalog.create_database(db, True)
-    schema, arrow_schema = _paimon_schema_from_arrow(
-        data.schema, primary_keys, partition_keys, options)
+    schema, arrow_schema = _paimon_schema_from_arrow(data.schema, primary_keys, partition_keys, options)
     catalog.create_table(args.identifier, schema, True)
     table = catalog.get_table(args.identifier)
     if args.native:
@@ -295,6 +317,7 @@ def cmd_write(args):
 
     # cast to the table's arrow schema (NOT NULL pk columns etc.)
     from pypaimon.schema.data_types import PyarrowFieldParser
+
     table_arrow = PyarrowFieldParser.from_paimon_schema(table.table_schema.fields)
     data = data.select(table_arrow.names).cast(table_arrow)
 
@@ -316,8 +339,14 @@ def cmd_write(args):
         finally:
             c.close()
         latest = rt.latest_snapshot()
-        _emit({"table_path": table.table_path, "snapshot_id": latest.id() if latest else None,
-               "rows": data.num_rows, "route": "pypaimon_rust direct (write+commit)"})
+        _emit(
+            {
+                "table_path": table.table_path,
+                "snapshot_id": latest.id() if latest else None,
+                "rows": data.num_rows,
+                "route": "pypaimon_rust direct (write+commit)",
+            }
+        )
         return
 
     wb = table.new_batch_write_builder()
@@ -335,23 +364,26 @@ def cmd_write(args):
         commit.close()
     # the writer may have switched from native to python lazily
     native_writer = getattr(writer, "_native_writer", None) is not None or (
-        route.writer_class == "NativeTableWrite"
-        and getattr(writer, "_python_writer", None) is None)
+        route.writer_class == "NativeTableWrite" and getattr(writer, "_python_writer", None) is None
+    )
     latest = table.snapshot_manager().get_latest_snapshot()
-    _emit({"table_path": table.table_path if hasattr(table, "table_path") else None,
-           "snapshot_id": latest.id if latest else None,
-           "rows": data.num_rows,
-           "native_requested": bool(args.native),
-           "writer_class": route.writer_class,
-           "native_write_used": bool(args.native and native_writer),
-           "native_commit_used": route.native_commit_used})
+    _emit(
+        {
+            "table_path": table.table_path if hasattr(table, "table_path") else None,
+            "snapshot_id": latest.id if latest else None,
+            "rows": data.num_rows,
+            "native_requested": bool(args.native),
+            "writer_class": route.writer_class,
+            "native_write_used": bool(args.native and native_writer),
+            "native_commit_used": route.native_commit_used,
+        }
+    )
 
 
 def _snapshot_json(table_path, snapshot_id=None):
     snap_dir = os.path.join(table_path, "snapshot")
     if snapshot_id is None:
-        ids = [int(n[len("snapshot-"):]) for n in os.listdir(snap_dir)
-               if n.startswith("snapshot-") and n[len("snapshot-"):].isdigit()]
+        ids = [int(n[len("snapshot-") :]) for n in os.listdir(snap_dir) if n.startswith("snapshot-") and n[len("snapshot-") :].isdigit()]
         if not ids:
             return None
         snapshot_id = max(ids)
@@ -373,10 +405,10 @@ def cmd_snapshot(args):
 
 def _avro_records(path):
     import fastavro
+
     with open(path, "rb") as fh:
         r = fastavro.reader(fh)
-        return {"codec": r.codec, "writer_schema": r.writer_schema,
-                "records": list(r)}
+        return {"codec": r.codec, "writer_schema": r.writer_schema, "records": list(r)}
 
 
 def cmd_manifests(args):
@@ -401,6 +433,7 @@ def cmd_manifests(args):
 
 def _arrow_field_to_paimon(pa_schema):
     from pypaimon.schema.data_types import PyarrowFieldParser
+
     return PyarrowFieldParser.to_paimon_schema(pa_schema)
 
 
@@ -412,16 +445,16 @@ def _rows_as_values(data):
 def cmd_binary_row(args):
     from pypaimon.table.row.generic_row import GenericRow, GenericRowSerializer
     from pypaimon.table.row.row_kind import RowKind
+
     data = _read_ipc(args.data)
     fields = _arrow_field_to_paimon(data.schema)
-    rows = [GenericRowSerializer.to_bytes(GenericRow(list(v), fields, RowKind.INSERT)).hex()
-            for v in _rows_as_values(data)]
+    rows = [GenericRowSerializer.to_bytes(GenericRow(list(v), fields, RowKind.INSERT)).hex() for v in _rows_as_values(data)]
     _emit({"types": [str(f.type) for f in fields], "rows": rows})
 
 
 def cmd_compute_bucket(args):
-    from pypaimon.write.row_key_extractor import (
-        RowKeyExtractor, _bucket_from_hash)
+    from pypaimon.write.row_key_extractor import RowKeyExtractor, _bucket_from_hash
+
     data = _read_ipc(args.data)
     keys = [k for k in args.bucket_keys.split(",") if k]
     data = data.select(keys)
@@ -440,6 +473,7 @@ def cmd_alter(args):
     from pypaimon import CatalogFactory
     from pypaimon.schema.schema_change import SchemaChange
     from pypaimon.schema.data_types import AtomicType
+
     catalog = CatalogFactory.create({"warehouse": args.warehouse})
     changes = []
     for change in json.loads(args.changes):
@@ -466,10 +500,8 @@ def main(argv=None):
     r.add_argument("--snapshot-id", type=int)
     r.add_argument("--tag", help="time travel to a tag (scan.tag-name)")
     r.add_argument("--timestamp-millis", type=int, help="time travel (scan.timestamp-millis)")
-    r.add_argument("--native", action="store_true",
-                   help="pypaimon with read.native.enabled=true")
-    r.add_argument("--rust", action="store_true",
-                   help="bypass pypaimon: pypaimon_rust.datafusion Table read")
+    r.add_argument("--native", action="store_true", help="pypaimon with read.native.enabled=true")
+    r.add_argument("--rust", action="store_true", help="bypass pypaimon: pypaimon_rust.datafusion Table read")
     r.add_argument("--out", required=True)
     r.set_defaults(fn=cmd_read)
 
@@ -488,10 +520,8 @@ def main(argv=None):
     w.add_argument("--primary-keys", default="")
     w.add_argument("--partition-keys", default="")
     w.add_argument("--options")
-    w.add_argument("--native", action="store_true",
-                   help="pypaimon with write.native.enabled (Rust data files, Python commit)")
-    w.add_argument("--rust", action="store_true",
-                   help="bypass pypaimon: pypaimon_rust writes AND commits")
+    w.add_argument("--native", action="store_true", help="pypaimon with write.native.enabled (Rust data files, Python commit)")
+    w.add_argument("--rust", action="store_true", help="bypass pypaimon: pypaimon_rust writes AND commits")
     w.add_argument("--overwrite-partition")
     w.set_defaults(fn=cmd_write)
 
@@ -518,8 +548,7 @@ def main(argv=None):
     al = sub.add_parser("alter")
     al.add_argument("--warehouse", required=True)
     al.add_argument("--identifier", required=True)
-    al.add_argument("--changes", required=True,
-                    help='JSON list: [["add", name, "BIGINT"], ["rename", old, new], ["drop", name]]')
+    al.add_argument("--changes", required=True, help='JSON list: [["add", name, "BIGINT"], ["rename", old, new], ["drop", name]]')
     al.set_defaults(fn=cmd_alter)
 
     args = p.parse_args(argv)
@@ -528,8 +557,7 @@ def main(argv=None):
         args.fn(args)
     except Exception as e:  # noqa: BLE001
         traceback.print_exc(file=sys.stderr)
-        print("oracle_cli %s failed: %s: %s" % (args.cmd, type(e).__name__, e),
-              file=sys.stderr)
+        print("oracle_cli %s failed: %s: %s" % (args.cmd, type(e).__name__, e), file=sys.stderr)
         return 1
     return 0
 

@@ -28,8 +28,16 @@ ROOT = Path(__file__).resolve().parents[2]
 DAY = "1992-01-01"
 SCREENSHOT = ROOT / "docs" / "screenshots" / "asset-graph.png"
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--window-size=1400,900", "--virtual-time-budget=15000",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,900",
+    "--virtual-time-budget=15000",
 ]
 
 LAUNCH = """
@@ -55,7 +63,13 @@ def _chromium() -> str:
     if os.geteuid() == 0 and shutil.which("apt-get"):
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=False, env=env, capture_output=True, timeout=300)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium", "chromium-driver"], check=False, env=env, capture_output=True, timeout=600)
+        subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium", "chromium-driver"],
+            check=False,
+            env=env,
+            capture_output=True,
+            timeout=600,
+        )
     found = shutil.which("chromium")
     if not found:
         pytest.skip("chromium is not installed and could not be installed (needs root and the Debian packages chromium, chromium-driver)")
@@ -160,8 +174,13 @@ def test_dagster_dev_runs_a_partition_and_shows_the_asset_graph(tmp_path):
     scratch.mkdir()
     env = {
         **os.environ,
-        "DAGSTER_HOME": str(home), "LAKESTORE_WAREHOUSE": str(warehouse), "LAKESTORE_LANDING": str(warehouse / "landing"),
-        "TPCH_SCALE_FACTOR": "0.01", "PYSPARK_PYTHON": sys.executable, "TMPDIR": str(scratch), "SPARK_LOCAL_IP": "127.0.0.1",
+        "DAGSTER_HOME": str(home),
+        "LAKESTORE_WAREHOUSE": str(warehouse),
+        "LAKESTORE_LANDING": str(warehouse / "landing"),
+        "TPCH_SCALE_FACTOR": "0.01",
+        "PYSPARK_PYTHON": sys.executable,
+        "TMPDIR": str(scratch),
+        "SPARK_LOCAL_IP": "127.0.0.1",
     }
     port = _free_port()
     log = tmp_path / "dagster-dev.log"
@@ -169,7 +188,11 @@ def test_dagster_dev_runs_a_partition_and_shows_the_asset_graph(tmp_path):
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [dagster, "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=str(ROOT), env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=str(ROOT),
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     server = DagsterDev(port, log)
     try:

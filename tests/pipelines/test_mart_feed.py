@@ -27,15 +27,22 @@ def _orders(rows: list[tuple]) -> pa.Table:
     """(dt, orderkey, custkey, price, op, seq) -> rows of the orders schema."""
     n = len(rows)
     cols = list(zip(*rows))
-    return pa.table({
-        "o_orderkey": pa.array(cols[1], pa.int64()), "o_custkey": pa.array(cols[2], pa.int64()),
-        "o_orderstatus": pa.array(["O" if op == "+I" else "F" for op in cols[4]]),
-        "o_totalprice": pa.array([Decimal(p) for p in cols[3]], pa.decimal128(15, 2)),
-        "o_orderdate": pa.array([dt.date.fromisoformat(d) for d in cols[0]], pa.date32()),
-        "o_orderpriority": pa.array(["1-URGENT"] * n), "o_clerk": pa.array(["c"] * n),
-        "o_shippriority": pa.array([0] * n, pa.int32()), "o_comment": pa.array([""] * n),
-        "dt": pa.array(cols[0]), "_op": pa.array(cols[4]), "_seq": pa.array(cols[5], pa.int64()),
-    }).cast(ORDERS.schema)
+    return pa.table(
+        {
+            "o_orderkey": pa.array(cols[1], pa.int64()),
+            "o_custkey": pa.array(cols[2], pa.int64()),
+            "o_orderstatus": pa.array(["O" if op == "+I" else "F" for op in cols[4]]),
+            "o_totalprice": pa.array([Decimal(p) for p in cols[3]], pa.decimal128(15, 2)),
+            "o_orderdate": pa.array([dt.date.fromisoformat(d) for d in cols[0]], pa.date32()),
+            "o_orderpriority": pa.array(["1-URGENT"] * n),
+            "o_clerk": pa.array(["c"] * n),
+            "o_shippriority": pa.array([0] * n, pa.int32()),
+            "o_comment": pa.array([""] * n),
+            "dt": pa.array(cols[0]),
+            "_op": pa.array(cols[4]),
+            "_seq": pa.array(cols[5], pa.int64()),
+        }
+    ).cast(ORDERS.schema)
 
 
 @pytest.fixture
@@ -66,18 +73,28 @@ def _expected(orders: lakestore.Table) -> dict[tuple[str, str], tuple[Decimal, i
 
 def test_revenue_feed_retracts_and_is_exactly_once(tables, monkeypatch):
     orders, mart, _ = tables
-    feed = ChangeFeed(orders, mart, consumer_id="mart-revenue", commit_user="mart-revenue", columns=["dt", "o_orderkey", "o_custkey", "o_totalprice"])
+    feed = ChangeFeed(
+        orders, mart, consumer_id="mart-revenue", commit_user="mart-revenue", columns=["dt", "o_orderkey", "o_custkey", "o_totalprice"]
+    )
     apply = lambda changes, _through: revenue_delta(changes, CUSTOMERS, NATIONS)  # noqa: E731
 
-    orders.write_arrow(_orders([("1992-01-01", 1, 1, "10.00", "+I", 1), ("1992-01-01", 2, 2, "20.00", "+I", 1), ("1992-01-01", 3, 1, "5.00", "+I", 1)]))
+    orders.write_arrow(
+        _orders([("1992-01-01", 1, 1, "10.00", "+I", 1), ("1992-01-01", 2, 2, "20.00", "+I", 1), ("1992-01-01", 3, 1, "5.00", "+I", 1)])
+    )
     first = feed.run(apply)
     assert (first.start, first.through, first.recovered) == (None, 1, None)  # first run: full read
     assert orders.consumers() == {"mart-revenue": 2}
     assert first.snapshot.commit_identifier == 1 and first.snapshot.commit_user == "mart-revenue"
-    assert _revenue(mart) == _expected(orders) == {("1992-01-01", "SEVEN"): (Decimal("15.00"), 2), ("1992-01-01", "EIGHT"): (Decimal("20.00"), 1)}
+    assert (
+        _revenue(mart)
+        == _expected(orders)
+        == {("1992-01-01", "SEVEN"): (Decimal("15.00"), 2), ("1992-01-01", "EIGHT"): (Decimal("20.00"), 1)}
+    )
 
     # day 2 updates order 1, deletes order 2 and inserts order 4: the changelog carries -U/+U, -D, +I
-    orders.write_arrow(_orders([("1992-01-01", 1, 1, "12.50", "+U", 2), ("1992-01-01", 2, 2, "20.00", "-D", 2), ("1992-01-02", 4, 2, "7.00", "+I", 2)]))
+    orders.write_arrow(
+        _orders([("1992-01-01", 1, 1, "12.50", "+U", 2), ("1992-01-01", 2, 2, "20.00", "-D", 2), ("1992-01-02", 4, 2, "7.00", "+I", 2)])
+    )
     kinds = sorted(orders.read_changes(from_snapshot_id=1).column("_row_kind").to_pylist())
     assert kinds == ["+I", "+U", "-D", "-U"]
 
@@ -101,21 +118,42 @@ def test_revenue_feed_retracts_and_is_exactly_once(tables, monkeypatch):
     assert again.recovered == 2 and again.start == 3 and again.through == 3 and again.change_rows == 1
     assert again.snapshot.commit_identifier == 3 and again.snapshot.id == landed.id + 1
     assert orders.consumers() == {"mart-revenue": 4}
-    assert _revenue(mart) == _expected(orders) == {
-        ("1992-01-01", "SEVEN"): (Decimal("17.50"), 2), ("1992-01-02", "EIGHT"): (Decimal("7.00"), 1), ("1992-01-03", "SEVEN"): (Decimal("1.00"), 1),
-    }
+    assert (
+        _revenue(mart)
+        == _expected(orders)
+        == {
+            ("1992-01-01", "SEVEN"): (Decimal("17.50"), 2),
+            ("1992-01-02", "EIGHT"): (Decimal("7.00"), 1),
+            ("1992-01-03", "SEVEN"): (Decimal("1.00"), 1),
+        }
+    )
 
     # later changes keep flowing incrementally; a compaction snapshot adds nothing
     orders.compact(full=True)
     orders.write_arrow(_orders([("1992-01-02", 4, 2, "7.00", "-D", 3)]))
     last = feed.run(apply)
-    assert last.start == 4 and last.recovered is None and last.through == orders.latest_snapshot().id and last.snapshot.commit_identifier == last.through
-    assert _revenue(mart) == _expected(orders) == {("1992-01-01", "SEVEN"): (Decimal("17.50"), 2), ("1992-01-03", "SEVEN"): (Decimal("1.00"), 1)}
+    assert (
+        last.start == 4
+        and last.recovered is None
+        and last.through == orders.latest_snapshot().id
+        and last.snapshot.commit_identifier == last.through
+    )
+    assert (
+        _revenue(mart)
+        == _expected(orders)
+        == {("1992-01-01", "SEVEN"): (Decimal("17.50"), 2), ("1992-01-03", "SEVEN"): (Decimal("1.00"), 1)}
+    )
 
 
 def test_order_status_takes_inserts_updates_and_deletes(tables):
     orders, _, mart = tables
-    feed = ChangeFeed(orders, mart, consumer_id="status-from-orders", commit_user="status-from-orders", columns=["dt", "o_orderkey", "o_orderstatus", "o_totalprice"])
+    feed = ChangeFeed(
+        orders,
+        mart,
+        consumer_id="status-from-orders",
+        commit_user="status-from-orders",
+        columns=["dt", "o_orderkey", "o_orderstatus", "o_totalprice"],
+    )
     apply = lambda changes, _through: from_orders(changes)  # noqa: E731
     orders.write_arrow(_orders([("1992-01-01", 1, 1, "10.00", "+I", 1), ("1992-01-01", 2, 2, "20.00", "+I", 1)]))
     feed.run(apply)

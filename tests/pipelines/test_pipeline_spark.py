@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.dagster, pytest.mark.spark, pytest.mark.slow]
 
 FIRST, LAST, NEXT = "1992-01-01", "1992-01-03", "1992-01-04"
 PARTITIONED = [
-    ["landing", "orders"], ["landing", "lineitem"],
+    ["landing", "orders"],
+    ["landing", "lineitem"],
     *[[t, stage] for t in ("orders", "lineitem") for stage in ("ingested", "compacted")],
 ]
 
@@ -56,8 +57,12 @@ def ran(tmp_path_factory):
     pipeline = make_pipeline(tmp_path_factory.mktemp("pipeline"))
     results = {}
     results["dimensions"] = pipeline.job("dimensions_job").execute_in_process(instance=pipeline.instance, run_config=QUIET)
-    results["backfill"] = pipeline.job("daily_ingestion_job").execute_in_process(instance=pipeline.instance, tags=range_tags(FIRST, LAST), run_config=QUIET)
-    results["maintenance"] = pipeline.job("maintenance_job").execute_in_process(instance=pipeline.instance, tags=range_tags(FIRST, LAST), run_config=QUIET)
+    results["backfill"] = pipeline.job("daily_ingestion_job").execute_in_process(
+        instance=pipeline.instance, tags=range_tags(FIRST, LAST), run_config=QUIET
+    )
+    results["maintenance"] = pipeline.job("maintenance_job").execute_in_process(
+        instance=pipeline.instance, tags=range_tags(FIRST, LAST), run_config=QUIET
+    )
     return pipeline, results
 
 
@@ -78,8 +83,12 @@ def test_every_check_passed(ran):
     _, results = ran
     evaluations = [e for r in results.values() for e in r.get_asset_check_evaluations()]
     names = {(e.asset_key.to_user_string(), e.check_name) for e in evaluations}
-    assert {("orders/ingested", "rows_reconcile_with_landing"), ("lineitem/ingested", "sorted_runs_below_stop_trigger"),
-            ("orders/compacted", "newest_snapshot_readable"), ("lineitem/expired", "retention_respected")} <= names
+    assert {
+        ("orders/ingested", "rows_reconcile_with_landing"),
+        ("lineitem/ingested", "sorted_runs_below_stop_trigger"),
+        ("orders/compacted", "newest_snapshot_readable"),
+        ("lineitem/expired", "retention_respected"),
+    } <= names
     assert [(e.asset_key.to_user_string(), e.check_name) for e in evaluations if not e.passed] == []
 
 
@@ -98,7 +107,9 @@ def test_materialization_metadata(ran):
     event = pipeline.instance.get_latest_materialization_event(dg.AssetKey(["orders", "ingested"]))
     meta = event.asset_materialization.metadata
     assert meta["snapshot_kind"].value == "APPEND, APPEND, APPEND"
-    assert meta["rows_added"].value == sum(load_tpch(pipeline.landing.resolved_root(), 0.01).landing_rows("orders", d).num_rows for d in (FIRST, "1992-01-02", LAST))
+    assert meta["rows_added"].value == sum(
+        load_tpch(pipeline.landing.resolved_root(), 0.01).landing_rows("orders", d).num_rows for d in (FIRST, "1992-01-02", LAST)
+    )
     assert meta["files_added"].value >= 3 and meta["bytes_added"].value > 0
     assert "| partition | bucket | level | files | rows |" in meta["lsm_shape"].value
     assert meta["duration_s"].value > 0

@@ -29,7 +29,9 @@ def test_daily_schedule_requests_previous_day():
     assert [r.partition_key for r in data.run_requests] == ["1995-03-15"]
     assert data.run_requests[0].run_key == "ingest-1995-03-15"
     # the first day of the calendar is reachable, the day before it is not
-    assert [r.partition_key for r in _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 2, 0, 15, tzinfo=dt.timezone.utc)).run_requests] == ["1992-01-01"]
+    assert [
+        r.partition_key for r in _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 2, 0, 15, tzinfo=dt.timezone.utc)).run_requests
+    ] == ["1992-01-01"]
     data = _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 1, 0, 15, tzinfo=dt.timezone.utc))
     assert not data.run_requests and "outside the TPC-H calendar" in data.skip_message
 
@@ -44,14 +46,24 @@ def test_nightly_schedule_skips_after_the_calendar():
 def _orders_rows(data, day: str, start: int) -> pa.Table:
     """Real orders rows re-keyed into partition ``day`` (unique keys per call)."""
     rows = data.tables["orders"].slice(start, 40)
-    return pa.table({
-        **{name: rows.column(name) for name in data.tables["orders"].column_names},
-        "dt": pa.array([day] * rows.num_rows), "_op": pa.array(["+I"] * rows.num_rows), "_seq": pa.array([1] * rows.num_rows, pa.int64()),
-    }).select(ORDERS.schema.names).cast(ORDERS.schema)
+    return (
+        pa.table(
+            {
+                **{name: rows.column(name) for name in data.tables["orders"].column_names},
+                "dt": pa.array([day] * rows.num_rows),
+                "_op": pa.array(["+I"] * rows.num_rows),
+                "_seq": pa.array([1] * rows.num_rows, pa.int64()),
+            }
+        )
+        .select(ORDERS.schema.names)
+        .cast(ORDERS.schema)
+    )
 
 
 def _evaluate(pipeline, cursor: str | None):
-    context = dg.build_sensor_context(cursor=cursor, resources={"catalog": pipeline.catalog}, instance=pipeline.instance, definitions=pipeline.defs)
+    context = dg.build_sensor_context(
+        cursor=cursor, resources={"catalog": pipeline.catalog}, instance=pipeline.instance, definitions=pipeline.defs
+    )
     return sorted_runs_sensor(context)
 
 
@@ -68,10 +80,17 @@ def test_sensor_requests_compaction_for_partitions_at_the_trigger(pipeline):
     for i in range(trigger - 1):
         orders.write_arrow(_orders_rows(data, "1995-01-02", 40 * i), commit_user="test")
     shapes = {(s.partition, s.bucket): s.sorted_runs for s in table_shape(orders)}
-    assert shapes == {("dt=1995-01-01", 0): trigger, ("dt=1995-01-01", 1): trigger, ("dt=1995-01-02", 0): trigger - 1, ("dt=1995-01-02", 1): trigger - 1}
+    assert shapes == {
+        ("dt=1995-01-01", 0): trigger,
+        ("dt=1995-01-01", 1): trigger,
+        ("dt=1995-01-02", 0): trigger - 1,
+        ("dt=1995-01-02", 1): trigger - 1,
+    }
 
     result = _evaluate(pipeline, None)
-    assert [(r.partition_key, tuple(r.asset_selection)) for r in result.run_requests] == [("1995-01-01", (dg.AssetKey(["orders", "compacted"]),))]
+    assert [(r.partition_key, tuple(r.asset_selection)) for r in result.run_requests] == [
+        ("1995-01-01", (dg.AssetKey(["orders", "compacted"]),))
+    ]
     latest = orders.latest_snapshot().id
     assert json.loads(result.cursor) == {"orders": latest}
 
@@ -80,7 +99,9 @@ def test_sensor_requests_compaction_for_partitions_at_the_trigger(pipeline):
 
     # the requested run compacts the partition; afterwards the table is healthy
     run = pipeline.job("compaction_job").execute_in_process(
-        instance=pipeline.instance, partition_key="1995-01-01", asset_selection=[dg.AssetKey(["orders", "compacted"])],
+        instance=pipeline.instance,
+        partition_key="1995-01-01",
+        asset_selection=[dg.AssetKey(["orders", "compacted"])],
     )
     assert run.success
     assert all(e.passed for e in run.get_asset_check_evaluations())

@@ -22,12 +22,28 @@ SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64()), ("op", pa.string())])
 def test_pypaimon_streams_lakestore_input_changelog(tmp_path: Path) -> None:
     catalog = lakestore.Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")
-    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1", "changelog-producer": "input", "rowkind.field": "op"})
+    table = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1", "changelog-producer": "input", "rowkind.field": "op"}
+    )
     table.write_arrow(pa.table({"id": [1, 2, 3], "v": [1, 2, 3], "op": ["+I"] * 3}, schema=SCHEMA))
     out = tmp_path / "stream.arrow"
     proc = subprocess.Popen(
-        [str(oracle_python()), str(CLI), "streaming-read", "--table-path", table.path, "--out", str(out), "--max-polls", "10", "--idle-seconds", "12"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(oracle_python()),
+            str(CLI),
+            "streaming-read",
+            "--table-path",
+            table.path,
+            "--out",
+            str(out),
+            "--max-polls",
+            "10",
+            "--idle-seconds",
+            "12",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         time.sleep(6)  # the oracle has planned the initial full scan by now
@@ -50,8 +66,12 @@ def test_pypaimon_streams_lakestore_input_changelog(tmp_path: Path) -> None:
 def test_lakestore_reads_pypaimon_input_changelog(tmp_path: Path) -> None:
     warehouse = tmp_path / "wh"
     options = {"bucket": "1", "changelog-producer": "input"}
-    oracle_write(warehouse, "db.t", pa.table({"id": [1, 2], "v": [1, 2], "op": ["+I", "+I"]}, schema=SCHEMA), primary_keys=("id",), options=options)
-    oracle_write(warehouse, "db.t", pa.table({"id": [2, 5], "v": [20, 5], "op": ["+I", "+I"]}, schema=SCHEMA), primary_keys=("id",), options=options)
+    oracle_write(
+        warehouse, "db.t", pa.table({"id": [1, 2], "v": [1, 2], "op": ["+I", "+I"]}, schema=SCHEMA), primary_keys=("id",), options=options
+    )
+    oracle_write(
+        warehouse, "db.t", pa.table({"id": [2, 5], "v": [20, 5], "op": ["+I", "+I"]}, schema=SCHEMA), primary_keys=("id",), options=options
+    )
     table = lakestore.Catalog(str(warehouse)).get_table("db.t")
     if table.latest_snapshot().changelog_manifest_list is None:
         pytest.skip("pypaimon 2.1.0 writes no changelog files for changelog-producer=input")

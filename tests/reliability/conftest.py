@@ -18,4 +18,6 @@ def append_table(tmp_path):
 @pytest.fixture
 def pk_table(tmp_path):
     catalog = make_catalog(tmp_path / "wh")
-    return catalog.create_table("db.pk", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", **FAST_RETRY})
+    return catalog.create_table(
+        "db.pk", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", **FAST_RETRY}
+    )

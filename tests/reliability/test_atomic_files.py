@@ -68,7 +68,9 @@ class Poller(threading.Thread):
 
 @pytest.mark.slow
 def test_reader_never_sees_partial_files(tmp_path):
-    table = make_catalog(tmp_path / "wh").create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={"compaction.min.file-num": "3"})
+    table = make_catalog(tmp_path / "wh").create_table(
+        "db.t", schema=SCHEMA, partition_keys=["dt"], options={"compaction.min.file-num": "3"}
+    )
     poller = Poller(table.path)
     poller.start()
     proc = spawn_worker("big", table.path, "8")

@@ -21,7 +21,9 @@ def table(request, tmp_path):
     # a tiny write buffer: good rows are flushed to data files before the bad ones arrive
     options = {"write-buffer-size": "1 kb"}
     if request.param == "pk":
-        t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={**options, "bucket": "2"})
+        t = catalog.create_table(
+            "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={**options, "bucket": "2"}
+        )
     else:
         t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=options)
     t.write_arrow(GOOD)
@@ -38,7 +40,10 @@ BAD_INPUTS = {
     "string into bigint": (pa.table({"id": ["3"], "dt": ["a"], "v": ["z"]}), SchemaMismatchError),
     "float into bigint": (pa.table({"id": [3.5], "dt": ["a"], "v": ["z"]}), SchemaMismatchError),
     "int into string": (pa.table({"id": pa.array([3], pa.int64()), "dt": ["a"], "v": [7]}), SchemaMismatchError),
-    "duplicate column": (pa.Table.from_arrays([pa.array([3], pa.int64()), pa.array(["a"]), pa.array(["z"]), pa.array(["q"])], names=["id", "dt", "v", "v"]), SchemaMismatchError),
+    "duplicate column": (
+        pa.Table.from_arrays([pa.array([3], pa.int64()), pa.array(["a"]), pa.array(["z"]), pa.array(["q"])], names=["id", "dt", "v", "v"]),
+        SchemaMismatchError,
+    ),
     "path too long": (pa.table({"id": pa.array([3], pa.int64()), "dt": ["x" * 300], "v": ["z"]}), PartitionValueError),
 }
 
@@ -75,10 +80,15 @@ def test_bad_rows_rejected_with_nothing_left(table, case, after_good_rows):
 
 def test_null_primary_key_rejected(tmp_path):
     catalog = make_catalog(tmp_path / "wh")
-    t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-buffer-size": "1 kb"})
+    t = catalog.create_table(
+        "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "write-buffer-size": "1 kb"}
+    )
     t.write_arrow(GOOD)
     files_before = all_files(t.path)
-    for bad in (pa.table({"id": pa.array([None], pa.int64()), "dt": ["a"], "v": ["z"]}), pa.table({"id": pa.array([5], pa.int64()), "dt": pa.array([None], pa.string()), "v": ["z"]})):
+    for bad in (
+        pa.table({"id": pa.array([None], pa.int64()), "dt": ["a"], "v": ["z"]}),
+        pa.table({"id": pa.array([5], pa.int64()), "dt": pa.array([None], pa.string()), "v": ["z"]}),
+    ):
         with pytest.raises(NullKeyError):
             t.write_arrow(iter([*_many_good().to_batches(max_chunksize=500), *bad.to_batches()]))
         _assert_untouched(t, files_before)
@@ -87,7 +97,12 @@ def test_null_primary_key_rejected(tmp_path):
 def test_overwrite_outside_partition_rejected(table):
     files_before = all_files(table.path)
     with pytest.raises(PartitionValueError):
-        table.write_arrow(iter([*_many_good().filter(pa.compute.equal(_many_good().column("dt"), "d1")).to_batches(max_chunksize=300), *GOOD.to_batches()]), overwrite={"dt": "d1"})
+        table.write_arrow(
+            iter(
+                [*_many_good().filter(pa.compute.equal(_many_good().column("dt"), "d1")).to_batches(max_chunksize=300), *GOOD.to_batches()]
+            ),
+            overwrite={"dt": "d1"},
+        )
     _assert_untouched(table, files_before)
     with pytest.raises(PartitionValueError):
         table.write_arrow(GOOD, overwrite={"nope": "a"})
@@ -96,7 +111,14 @@ def test_overwrite_outside_partition_rejected(table):
 
 @pytest.mark.parametrize(
     "options",
-    [{"no.such.option": "1"}, {"bucket": "abc"}, {"write-buffer-size": "lots"}, {"deletion-vectors.enabled": "true"}, {"merge-engine": "nope"}, {"commit.max-retries": "x"}],
+    [
+        {"no.such.option": "1"},
+        {"bucket": "abc"},
+        {"write-buffer-size": "lots"},
+        {"deletion-vectors.enabled": "true"},
+        {"merge-engine": "nope"},
+        {"commit.max-retries": "x"},
+    ],
     ids=lambda o: next(iter(o)),
 )
 def test_unknown_or_bad_options_create_nothing(tmp_path, options):

@@ -26,7 +26,9 @@ COMMITS = 25
 def test_four_processes_25_commits_each(tmp_path):
     # write-only: writers do not compact (Paimon's multi-writer mode), so every commit is
     # exactly one APPEND snapshot
-    append_table = make_catalog(tmp_path / "wh").create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={**FAST_RETRY, "write-only": "true"})
+    append_table = make_catalog(tmp_path / "wh").create_table(
+        "db.t", schema=SCHEMA, partition_keys=["dt"], options={**FAST_RETRY, "write-only": "true"}
+    )
     procs = [spawn_worker("append", append_table.path, str(w), str(COMMITS)) for w in range(WRITERS)]
     landed = []
     for proc in procs:
@@ -145,7 +147,9 @@ def test_writers_racing_compactor_and_expirer(append_table, tmp_path):
     assert expire_log["errors"] == []
     assert expire_log["expired"] > 0, "the expirer must have expired something"
     entries = [e for log in logs for e in json.load(open(log))]
-    assert all(e["outcome"] in ("landed", "conflict", "skip") for e in entries), [e for e in entries if e["outcome"] not in ("landed", "conflict", "skip")]
+    assert all(e["outcome"] in ("landed", "conflict", "skip") for e in entries), [
+        e for e in entries if e["outcome"] not in ("landed", "conflict", "skip")
+    ]
     appends = [e for e in entries if e["kind"] == "append"]
     assert all(e["outcome"] == "landed" for e in appends)
     expected = sorted([(i,) for i in range(-6, 0)] + [(i,) for e in appends for i in e["ids"]])

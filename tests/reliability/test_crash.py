@@ -35,7 +35,9 @@ USER, IDENT = "job-1", 7
 def _table(tmp_path, kind: str) -> lakestore.Table:
     catalog = make_catalog(tmp_path / "wh")
     if kind == "pk":
-        return catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", **FAST_RETRY})
+        return catalog.create_table(
+            "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", **FAST_RETRY}
+        )
     return catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={**FAST_RETRY, "write-only": "true"})
 
 

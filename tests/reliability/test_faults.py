@@ -24,7 +24,10 @@ MIN_OPS = 1000
 
 def _landed(table_path: str, user: str, identifier: int) -> bool:
     """Ground truth, read without faults: did this write's APPEND snapshot land?"""
-    return any(s.commit_user == user and s.commit_identifier == identifier and s.commit_kind == "APPEND" for s in lakestore.Table(table_path).snapshots())
+    return any(
+        s.commit_user == user and s.commit_identifier == identifier and s.commit_kind == "APPEND"
+        for s in lakestore.Table(table_path).snapshots()
+    )
 
 
 @pytest.mark.slow
@@ -34,7 +37,9 @@ def test_one_percent_faults_never_corrupt(tmp_path, kind, seed):
     io = FaultyFileIO(read_failure_rate=0.01, write_failure_rate=0.01, seed=seed)
     io.enabled = False
     catalog = make_catalog(tmp_path / "wh", file_io=io)
-    options = dict(FAST_RETRY, **({"bucket": "2", "num-sorted-run.compaction-trigger": "3"} if kind == "pk" else {"compaction.min.file-num": "3"}))
+    options = dict(
+        FAST_RETRY, **({"bucket": "2", "num-sorted-run.compaction-trigger": "3"} if kind == "pk" else {"compaction.min.file-num": "3"})
+    )
     keys = {"primary_keys": ["dt", "id"]} if kind == "pk" else {}
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=options, **keys)
     gc.collect()

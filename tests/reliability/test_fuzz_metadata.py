@@ -30,7 +30,9 @@ def _build(root, kind: str) -> lakestore.Table:
     # Uncompressed manifests: byte flips reach the Avro records instead of the zstd frame.
     options = {"manifest.compression": "null", "write-only": "true"}
     if kind == "pk":
-        table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={**options, "bucket": "2"})
+        table = catalog.create_table(
+            "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={**options, "bucket": "2"}
+        )
     else:
         table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=options)
     for i in range(3):
@@ -106,14 +108,24 @@ def binary_damage(draw, data: bytes, kinds: list[str] | None = None) -> bytes:
 
 
 _JSON_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.text(max_size=5),
-    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 
 
 def _other_type(old):
     # a value of another JSON type (same-type value changes are undetectable without checksums)
-    return _JSON_VALUES.filter(lambda v: type(v) is not type(old) and not (isinstance(v, int) and isinstance(old, int) and not isinstance(v, bool) and not isinstance(old, bool)))
+    return _JSON_VALUES.filter(
+        lambda v: (
+            type(v) is not type(old)
+            and not (isinstance(v, int) and isinstance(old, int) and not isinstance(v, bool) and not isinstance(old, bool))
+        )
+    )
 
 
 @st.composite
@@ -184,7 +196,9 @@ def test_parquet_byte_flips_never_read_silently(fuzz_table):
 
 @pytest.mark.parametrize("which", ["LATEST", "EARLIEST"])
 @FUZZ
-@given(garbage=st.one_of(st.binary(max_size=30), st.text(max_size=12).map(str.encode), st.integers(-5, 10**20).map(lambda i: str(i).encode())))
+@given(
+    garbage=st.one_of(st.binary(max_size=30), st.text(max_size=12).map(str.encode), st.integers(-5, 10**20).map(lambda i: str(i).encode()))
+)
 @example(garbage="²".encode())  # str.isdigit() is True, int() refuses it
 @example(garbage="٣".encode())  # an Arabic-Indic 3: int() accepts it
 @example(garbage=b"2")
@@ -239,7 +253,9 @@ def test_stray_names_in_metadata_dirs_are_ignored(fuzz_table):
             os.unlink(path)
 
 
-@pytest.mark.parametrize(("field", "value"), [("_KIND", 5), ("_KIND", -1), ("_ROW_COUNT", 999), ("_FILE_NAME", "data-missing.parquet"), ("_BUCKET", 7)])
+@pytest.mark.parametrize(
+    ("field", "value"), [("_KIND", 5), ("_KIND", -1), ("_ROW_COUNT", 999), ("_FILE_NAME", "data-missing.parquet"), ("_BUCKET", 7)]
+)
 def test_manifest_entry_damage_is_detected(fuzz_table, field, value):
     """Decodable but wrong manifest entries: an unknown kind, a row count the file does not
     hold, a missing file, a bucket with no such directory."""

@@ -52,7 +52,9 @@ def compact_once(table: lakestore.Table, rng: random.Random, user: str, identifi
         return "skip"
     split = rng.choice(splits)
     files = tuple(rng.sample(list(split.files), k=min(len(split.files), rng.randint(2, 4))))
-    rows = table.split_reader().read(Split(split.partition, split.partition_values, split.bucket, split.total_buckets, files, True), table.schema.field_names, None)
+    rows = table.split_reader().read(
+        Split(split.partition, split.partition_values, split.bucket, split.total_buckets, files, True), table.schema.field_names, None
+    )
     spec = partition_spec(table.schema, split.partition_values)
     writer = DataFileWriter(table.file_io, table.schema, FileTarget(table.path, spec.path, split.bucket))
     after = writer.write_append(rows, first_sequence=min(f.min_sequence_number for f in files))

@@ -80,13 +80,37 @@ def sample() -> pa.Table:
             "f32": [1.5, -0.0, None, float("inf"), 3.25],
             "f64": [1e300, -1e-300, None, float("-inf"), 0.1],
             "d_small": [decimal.Decimal("123456.789"), decimal.Decimal("-0.001"), None, decimal.Decimal(0), decimal.Decimal("1.5")],
-            "d_big": [decimal.Decimal("1234567890123456789012345678.0123456789"), decimal.Decimal("-0.0000000001"), None, decimal.Decimal(0), decimal.Decimal("7")],
+            "d_big": [
+                decimal.Decimal("1234567890123456789012345678.0123456789"),
+                decimal.Decimal("-0.0000000001"),
+                None,
+                decimal.Decimal(0),
+                decimal.Decimal("7"),
+            ],
             "s": ["ascii", "ünïcödé ✓", None, "", "x" * 1000],
             "bin": [b"\x00\xff", b"", None, bytes(range(256)), b"z"],
             "day": [dt.date(1, 1, 1), dt.date(9999, 12, 31), None, dt.date(1970, 1, 1), dt.date(2024, 2, 29)],
-            "ts_ms": [dt.datetime(1900, 1, 1, 0, 0, 0, 1000), dt.datetime(2262, 4, 11), None, dt.datetime(1970, 1, 1), dt.datetime(2024, 2, 29, 23, 59, 59, 999000)],
-            "ts_us": [dt.datetime(1, 1, 1, 0, 0, 0, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999), None, dt.datetime(1970, 1, 1), dt.datetime(2024, 2, 29, 12, 0, 0, 123456)],
-            "ltz_us": [dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc), dt.datetime(2038, 1, 19, 3, 14, 8, tzinfo=dt.timezone.utc), None, dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2024, 6, 1, 12, 30, tzinfo=dt.timezone.utc)],
+            "ts_ms": [
+                dt.datetime(1900, 1, 1, 0, 0, 0, 1000),
+                dt.datetime(2262, 4, 11),
+                None,
+                dt.datetime(1970, 1, 1),
+                dt.datetime(2024, 2, 29, 23, 59, 59, 999000),
+            ],
+            "ts_us": [
+                dt.datetime(1, 1, 1, 0, 0, 0, 1),
+                dt.datetime(9999, 12, 31, 23, 59, 59, 999999),
+                None,
+                dt.datetime(1970, 1, 1),
+                dt.datetime(2024, 2, 29, 12, 0, 0, 123456),
+            ],
+            "ltz_us": [
+                dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+                dt.datetime(2038, 1, 19, 3, 14, 8, tzinfo=dt.timezone.utc),
+                None,
+                dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc),
+                dt.datetime(2024, 6, 1, 12, 30, tzinfo=dt.timezone.utc),
+            ],
         },
         schema=SCHEMA,
     )
@@ -120,7 +144,11 @@ def test_types_round_trip_exactly(spark, catalog, primary_key):
     got = read_dataframe(spark, written_locally).toArrow()
     assert [f.name for f in got.schema] == SCHEMA.names
     assert got.schema.field("ts_ms").type == pa.timestamp("us")  # Spark's unit, same instants
-    assert_same_rows(got.cast(pa.schema([f.with_nullable(True) for f in got.schema])), spark_rows.cast(pa.schema([f.with_nullable(True) for f in spark_rows.schema])), ["id"])
+    assert_same_rows(
+        got.cast(pa.schema([f.with_nullable(True) for f in got.schema])),
+        spark_rows.cast(pa.schema([f.with_nullable(True) for f in spark_rows.schema])),
+        ["id"],
+    )
     assert_same_rows(read_dataframe(spark, written_by_spark).toArrow().cast(got.schema), got, ["id"])
 
 
