@@ -20,6 +20,7 @@ from lakestore.errors import (
     SnapshotNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    UnsupportedTableError,
     UnsupportedTypeError,
 )
 from lakestore.meta.commit_message import CommitMessage
@@ -56,6 +57,7 @@ __all__ = [
     "TableCommit",
     "TableNotFoundError",
     "TableWrite",
+    "UnsupportedTableError",
     "UnsupportedTypeError",
     "col",
 ]

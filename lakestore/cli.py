@@ -2,7 +2,7 @@
 
     lakestore --warehouse /wh databases
     lakestore -w /wh tables db
-    lakestore -w /wh describe db.orders
+    lakestore -w /wh describe db.orders [--snapshot N | --tag T]
     lakestore -w /wh snapshots db.orders
     lakestore -w /wh files db.orders [--snapshot N | --tag T]    LSM shape per partition/bucket/level
     lakestore -w /wh tags db.orders
@@ -93,7 +93,11 @@ def cmd_tables(args: argparse.Namespace) -> Any:
 def cmd_describe(args: argparse.Namespace) -> Any:
     table = _table(args)
     schema = table.schema
-    latest = table.latest_snapshot()
+    latest = shown = table.latest_snapshot()
+    if args.snapshot is not None or args.tag is not None:
+        # time travel: the schema that snapshot was written with, as reads of it see it
+        shown = table._resolve_snapshot(args.snapshot, args.tag)
+        schema = table.schema_at(shown)
     return {
         "table": table.identifier,
         "path": table.path,
@@ -104,7 +108,8 @@ def cmd_describe(args: argparse.Namespace) -> Any:
         "options": dict(schema.options),
         "comment": schema.comment,
         "latest_snapshot": latest.id if latest else None,
-        "total_records": latest.total_record_count if latest else 0,
+        "snapshot": shown.id if shown else None,
+        "total_records": shown.total_record_count if shown else 0,
     }
 
 
@@ -255,7 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
     add("databases", cmd_databases, "list databases", table=False)
     p = add("tables", cmd_tables, "list tables", table=False)
     p.add_argument("database", nargs="?")
-    add("describe", cmd_describe, "schema, keys and options of a table")
+    p = add("describe", cmd_describe, "schema, keys and options of a table (at a snapshot or tag)")
+    p.add_argument("--snapshot", type=int)
+    p.add_argument("--tag")
     add("snapshots", cmd_snapshots, "retained snapshots")
     p = add("files", cmd_files, "live files per partition, bucket and level (the LSM shape)")
     p.add_argument("--snapshot", type=int)

@@ -33,8 +33,17 @@ class OptionError(LakestoreError):
     """An option value is invalid, unknown, or names a Paimon feature lakestore does not implement."""
 
 
+class UnsupportedTableError(OptionError):
+    """An existing table uses a Paimon feature lakestore does not implement, so this operation
+    could change what Paimon reads. ``options`` names the table options responsible."""
+
+    def __init__(self, message: str, *, options: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.options = options
+
+
 class UnsupportedTypeError(LakestoreError):
-    pass
+    """A column type lakestore cannot read or write (nested types, for now)."""
 
 
 class SchemaMismatchError(LakestoreError):

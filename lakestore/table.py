@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -180,21 +181,39 @@ class Table:
     def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None) -> Snapshot | None:
         return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
+    def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
+        """The schema a time-travel read of ``snapshot`` sees: the one the snapshot was written
+        with (its ``schemaId``), under the table's current options, as Paimon reads it."""
+        if snapshot is None or snapshot.schema_id == self.schema.id:
+            return self.schema
+        written = self.schema_manager.get(snapshot.schema_id)
+        return dataclasses.replace(written, options={**written.options, **self.schema.options})
+
+    def _read_target(self, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> tuple[Snapshot | None, TableSchema]:
+        """The snapshot to read and its schema: the current schema for the latest snapshot, the
+        snapshot's own schema when time travel names one."""
+        self.schema.require_supported("read", table=self.path)
+        snapshot = self._resolve_snapshot(snapshot_id, tag, timestamp_ms)
+        if snapshot_id is None and tag is None and timestamp_ms is None:
+            return snapshot, self.schema
+        return snapshot, self.schema_at(snapshot)
+
     def plan(
         self, *, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None
     ) -> list[Split]:  # noqa: A002
-        planner = ScanPlanner(self.schema, self.manifests())
-        return planner.plan(self._resolve_snapshot(snapshot_id, tag, timestamp_ms), filter)
+        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms)
+        return ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
 
-    def split_reader(self) -> SplitReader:
-        return SplitReader(self.file_io, self.path, self.schema, self.schema_manager)
+    def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
+        return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
 
-    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+    def _columns(self, columns: Sequence[str] | None, schema: TableSchema | None = None) -> list[str]:
+        names = (schema or self.schema).field_names
         if columns is None:
-            return self.schema.field_names
-        unknown = [c for c in columns if c not in self.schema.field_names]
+            return names
+        unknown = [c for c in columns if c not in names]
         if unknown:
-            raise SchemaMismatchError(f"unknown columns {unknown} (columns: {self.schema.field_names})")
+            raise SchemaMismatchError(f"unknown columns {unknown} (columns: {names})")
         return list(columns)
 
     def to_arrow(
@@ -206,14 +225,21 @@ class Table:
         tag: str | None = None,
         timestamp_ms: int | None = None,
     ) -> pa.Table:  # noqa: A002
-        selected = self._columns(columns)
+        """The table's rows (merge-on-read). ``snapshot_id``, ``tag`` or ``timestamp_ms`` travel
+        back in time, reading with the schema that snapshot was written with."""
+        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms)
+        return self._read(snapshot, schema, columns, filter)
+
+    def _read(self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None) -> pa.Table:  # noqa: A002
+        selected = self._columns(columns, schema)
         if filter is not None:
-            unknown = [c for c in filter.columns() if c not in self.schema.field_names]
+            unknown = [c for c in filter.columns() if c not in schema.field_names]
             if unknown:
-                raise SchemaMismatchError(f"filter names unknown columns {unknown}")
-        splits = self.plan(filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
-        arrow_schema = pa.schema([self.arrow_schema.field(c) for c in selected])
-        return self.split_reader().read_all(splits, selected, filter, arrow_schema)
+                raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
+        splits = ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
+        full = schema.arrow_schema()
+        arrow_schema = pa.schema([full.field(c) for c in selected])
+        return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema)
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         return self.to_arrow(**kwargs).to_pandas()
@@ -238,17 +264,22 @@ class Table:
         return con.table(view)
 
     # -- reads over time ----------------------------------------------------------------------
-    def _change_reader(self) -> ChangeReader:
-        return ChangeReader(self.schema, self.snapshot_manager, self.manifests(), self.split_reader())
+    def _change_reader(self, schema: TableSchema | None = None) -> ChangeReader:
+        self.schema.require_supported("read", table=self.path)
+        schema = schema or self.schema
+        return ChangeReader(schema, self.snapshot_manager, self.manifests(), self.split_reader(schema))
 
     def read_changes(self, *, from_snapshot_id: int, to_snapshot_id: int | None = None, columns: Sequence[str] | None = None) -> pa.Table:
         """Changes committed in snapshots ``from_snapshot_id + 1 .. to_snapshot_id`` (default:
         latest), with a ``_row_kind`` column ("+I", "-U", "+U", "-D"). From the changelog files
-        when the table has a changelog producer, else from each APPEND snapshot's delta."""
-        latest = self.snapshot_manager.latest_id() or 0
-        return self._change_reader().changes_between(
-            from_snapshot_id, latest if to_snapshot_id is None else to_snapshot_id, self._columns(columns)
-        )
+        when the table has a changelog producer, else from each APPEND snapshot's delta. With
+        ``to_snapshot_id`` the changes read with that snapshot's schema, as a time-travel read."""
+        schema, end = self.schema, to_snapshot_id
+        if end is None:
+            end = self.snapshot_manager.latest_id() or 0
+        elif self.snapshot_manager.exists(end):
+            schema = self.schema_at(self.snapshot_manager.get(end))
+        return self._change_reader(schema).changes_between(from_snapshot_id, end, self._columns(columns, schema))
 
     def stream(
         self,
@@ -262,13 +293,14 @@ class Table:
         """A streaming scan: the full table first (``start="full"``; or ``"latest"``, a
         ``snapshot_id`` or ``timestamp_ms`` to start from), then each new snapshot's changes.
         With ``consumer_id`` the position is stored in the table at every ``checkpoint()``,
-        resumed on restart, and protects the snapshots it still needs from expiration."""
+        resumed on restart, and protects the snapshots it still needs from expiration.
+        A stream reads every snapshot with the table's current schema."""
         selected = self._columns(columns)
         return StreamScan(
             self._change_reader(),
             ConsumerManager(self.file_io, self.path),
             columns=selected,
-            full_reader=lambda sid: self.to_arrow(columns=selected, snapshot_id=sid),
+            full_reader=lambda sid: self._read(self.snapshot_manager.get(sid), self.schema, selected, None),
             start=start,
             snapshot_id=snapshot_id,
             timestamp_ms=timestamp_ms,

@@ -12,6 +12,7 @@ import pytest
 
 import lakestore
 from lakestore.cli import main
+from lakestore.meta.schema_change import AddColumn
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
 
@@ -101,3 +102,12 @@ def test_human_output_and_console_script(warehouse):
     assert header.split()[:3] == ["id", "schema_id", "kind"] and set(sep.replace(" ", "")) == {"-"} and len(body) == 2
     res = subprocess.run([exe, "-w", warehouse, "describe", "db.nope"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 3 and "not found" in res.stderr
+
+
+def test_describe_at_a_snapshot_shows_the_schema_it_was_written_with(warehouse, capsys):
+    lakestore.Catalog(warehouse).alter_table("db.t", [AddColumn("extra", "INT")])
+    code, now = run_json(capsys, "-w", warehouse, "describe", "db.t")
+    assert code == 0 and [f["name"] for f in now["fields"]] == ["dt", "id", "v", "extra"]
+    code, then = run_json(capsys, "-w", warehouse, "describe", "db.t", "--snapshot", "1")
+    assert code == 0 and [f["name"] for f in then["fields"]] == ["dt", "id", "v"]
+    assert then["snapshot"] == 1 and then["latest_snapshot"] == 2 and then["schema_id"] == 0

@@ -50,6 +50,7 @@ class TableCommit:
         hook: CommitHook | None = None,
         manifests: ManifestStore | None = None,
     ) -> None:
+        schema.require_supported("commit to", table=table_path)
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
@@ -314,6 +315,7 @@ class TableCommit:
             delta_record_count=added - removed,
             watermark=watermark if watermark is not None else (latest.watermark if latest is not None else None),
             properties=dict(properties) if properties else None,
+            **_inherited(latest, self.schema.id),
         )
         return snapshot, attempt
 
@@ -323,3 +325,18 @@ class TableCommit:
             self.schema.partition_keys, self._partition_types, from_partition, default_name=self.options.partition_default_name
         )
         return f"{bucket_dir(self.table_path, path, message.bucket)}/{f.file_name}"
+
+
+def _inherited(parent: Snapshot | None, schema_id: int) -> dict[str, Any]:
+    """What a new snapshot takes over from its parent, as Paimon's committer does: the index
+    manifest (hash and deletion-vector indexes), log offsets, table statistics while the schema
+    is unchanged, and every field lakestore does not interpret."""
+    if parent is None:
+        return {}
+    return {
+        "index_manifest": parent.index_manifest,
+        "log_offsets": dict(parent.log_offsets) if parent.log_offsets else None,
+        "statistics": parent.statistics if parent.schema_id == schema_id else None,
+        "next_row_id": parent.next_row_id,
+        "unknown_fields": dict(parent.unknown_fields),
+    }

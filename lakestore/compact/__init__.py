@@ -12,7 +12,7 @@ import pyarrow as pa
 from lakestore.compact.append import compact_append, pick_append_files
 from lakestore.compact.levels import Levels
 from lakestore.compact.task import MergeTreeCompactTask
-from lakestore.compact.universal import UniversalCompaction, pick_full_compaction
+from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
 from lakestore.errors import CommitConflictError, DataFileMissingError
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.binary_row import decode_row
@@ -91,7 +91,12 @@ class BucketCompactor:
             return compact_append(picked, read_file=self.read_file, writer=self.writer)
         levels = Levels.of(files, self.options.num_levels)
         runs = levels.sorted_runs()
-        unit = pick_full_compaction(levels.num_levels, runs) if full else self.picker.pick(levels.num_levels, runs)
+        if full:
+            unit = pick_full_compaction(levels.num_levels, runs)
+        elif self.options.merge_engine == "first-row":
+            unit = pick_force_up_level0(self.picker, levels.num_levels, runs)
+        else:
+            unit = self.picker.pick(levels.num_levels, runs)
         if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
             return CompactResult()
         assert self.merge_engine is not None
@@ -198,6 +203,7 @@ def compact_table(
     table: Table, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None
 ) -> list[Snapshot]:
     """Compact the chosen partitions (all by default) and commit one COMPACT snapshot."""
+    table.schema.require_supported("compact", table=table.path)
     index = bucket_files(table, table.latest_snapshot())  # one scan of the snapshot for every bucket
     messages = []
     for partition, bucket in _in_partitions(table, index, partitions):

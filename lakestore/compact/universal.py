@@ -36,7 +36,7 @@ class UniversalCompaction:
             return unit
         if len(runs) > self.num_run_compaction_trigger:
             candidate_count = len(runs) - self.num_run_compaction_trigger + 1
-            return self._size_ratio(max_level, runs, candidate_count)
+            return self.pick_for_size_ratio(max_level, runs, candidate_count)
         return None
 
     def _pick_for_size_amp(self, max_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
@@ -51,9 +51,9 @@ class UniversalCompaction:
     def _pick_for_size_ratio(self, max_level: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
         if len(runs) < self.num_run_compaction_trigger:
             return None
-        return self._size_ratio(max_level, runs, 1)
+        return self.pick_for_size_ratio(max_level, runs, 1)
 
-    def _size_ratio(
+    def pick_for_size_ratio(
         self, max_level: int, runs: Sequence[LevelSortedRun], candidate_count: int, force_pick: bool = False
     ) -> CompactUnit | None:
         candidate_size = sum(r.total_size for r in runs[:candidate_count])
@@ -91,3 +91,20 @@ def pick_full_compaction(num_levels: int, runs: Sequence[LevelSortedRun]) -> Com
     if not runs or (len(runs) == 1 and runs[0].level == max_level):
         return None
     return CompactUnit(max_level, tuple(runs))
+
+
+def pick_force_up_level0(picker: UniversalCompaction, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+    """Paimon's ForceUpLevel0Compaction, for tables whose readers skip level 0 (first-row): the
+    universal pick, else every level-0 run merged upwards (with as many following runs as the
+    size ratio takes), so that a commit never leaves its rows invisible."""
+    unit = picker.pick(num_levels, runs)
+    if unit is not None:
+        return unit
+    level0_runs = 0
+    for run in runs:
+        if run.level > 0:
+            break
+        level0_runs += 1
+    if level0_runs == 0:
+        return None
+    return picker.pick_for_size_ratio(num_levels - 1, runs, level0_runs, force_pick=True)

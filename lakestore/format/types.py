@@ -121,6 +121,10 @@ _PARAMS = re.compile(r"^([A-Z_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(.*)
 
 def parse_type(text: str) -> DataType:
     """Parse a Paimon type string (``DECIMAL(10, 2) NOT NULL``, ``TIMESTAMP(6) WITH LOCAL TIME ZONE``)."""
+    if isinstance(text, dict) and isinstance(text.get("type"), str):
+        # Paimon writes ARRAY, MAP, MULTISET and ROW types as JSON objects.
+        root = text["type"].split("<")[0].split(" ")[0].upper()
+        raise UnsupportedTypeError(f"nested type {root} is not supported by lakestore yet: {text!r}")
     if not isinstance(text, str):
         raise UnsupportedTypeError(f"a type must be a string, got {type(text).__name__}: {text!r}")
     upper = text.strip().upper()

@@ -52,6 +52,7 @@ def expire_snapshots(
     limit: int | None = None,
     now_ms: int | None = None,
 ) -> ExpireResult:
+    table.schema.require_supported("expire snapshots of", table=table.path)
     options = table.options
     retain_min = num_retained_min if num_retained_min is not None else options.get("snapshot.num-retained.min")
     retain_max = num_retained_max if num_retained_max is not None else options.get("snapshot.num-retained.max")

@@ -40,6 +40,7 @@ def _walk(table: Table, folder: str, out: list[tuple[str, int, int]], dirs: list
 def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
     """Delete unreferenced files last modified before ``older_than_ms`` (epoch millis; default
     now minus one day)."""
+    table.schema.require_supported("remove orphan files of", table=table.path)
     threshold = older_than_ms if older_than_ms is not None else int(time.time() * 1000) - DEFAULT_OLDER_THAN_MS
     files = TableFiles(table)
     keep = retained_references(table, files)

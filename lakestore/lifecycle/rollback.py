@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 def rollback_to(table: Table, *, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     if (snapshot_id is None) == (tag is None):
         raise ValueError("rollback_to needs exactly one of snapshot_id= or tag=")
+    table.schema.require_supported("roll back", table=table.path)
     manager = table.snapshot_manager
     tags = TagManager(table)
     if tag is not None:

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
+from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.files import References, TableFiles, chain_references, delete_files
-from lakestore.meta.snapshot import Snapshot
+from lakestore.meta.snapshot import Snapshot, SnapshotManager
 
 if TYPE_CHECKING:
     from lakestore.table import Table
@@ -81,6 +82,22 @@ def validate_tag_name(name: str) -> str:
     return name
 
 
+def parse_tag(name: str, data: bytes, *, source: str) -> Tag:
+    """A tag file: the tagged snapshot's JSON plus Paimon's tag fields (not part of the snapshot,
+    so a rollback republishing it writes a plain snapshot)."""
+    try:
+        doc = json.loads(data)
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        create = doc.pop("tagCreateTime", None)
+        retained = doc.pop("tagTimeRetained", None)
+        create_time = _array_to_datetime(create) if create is not None else None
+        retained_ms = round(float(retained) * 1000) if retained is not None else None
+    except (ValueError, TypeError, IndexError) as exc:
+        raise CorruptMetadataError(source, f"invalid tag: {exc}") from exc
+    return Tag(name, Snapshot.from_dict(doc, source=source), create_time, retained_ms)
+
+
 class TagManager:
     def __init__(self, table: Table) -> None:
         self.table = table
@@ -102,15 +119,7 @@ class TagManager:
             data = self.file_io.read_bytes(path)
         except FileNotFoundError as exc:
             raise TagNotFoundError(f"tag {name!r} does not exist in {self.table.path}") from exc
-        try:
-            doc = json.loads(data)
-            create = doc.get("tagCreateTime")
-            retained = doc.get("tagTimeRetained")
-            create_time = _array_to_datetime(create) if create is not None else None
-            retained_ms = round(float(retained) * 1000) if retained is not None else None
-        except (ValueError, TypeError, IndexError) as exc:
-            raise CorruptMetadataError(path, f"invalid tag: {exc}") from exc
-        return Tag(name, Snapshot.from_dict(doc, source=path), create_time, retained_ms)
+        return parse_tag(name, data, source=path)
 
     def tags(self) -> list[Tag]:
         out = []
@@ -151,6 +160,8 @@ class TagManager:
     def delete(self, name: str) -> Tag:
         """Delete the tag file, then the files only it kept alive (its snapshot has expired)."""
         tag = self.get(name)
+        if not self.table.snapshot_manager.exists(tag.snapshot_id):
+            self.table.schema.require_supported("delete an expired snapshot's tag of", table=self.table.path)
         self.file_io.delete(self.path(name))
         if not self.table.snapshot_manager.exists(tag.snapshot_id):
             files = TableFiles(self.table)
@@ -230,4 +241,33 @@ def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterabl
         refs.update(chain_references(files, [tag.snapshot]))
     for snapshot in extra:
         refs.update(chain_references(files, [snapshot]))
+    # Branches share the table's data and manifest files: whatever any branch's snapshots or
+    # tags reference stays (a branch's consumers only pin that branch's own snapshots).
+    for branch in branch_paths(table):
+        branch_manager = SnapshotManager(table.file_io, branch)
+        refs.update(chain_references(files, [branch_manager.get(i) for i in branch_manager.list_ids()]))
+        for tag in _tags_under(table.file_io, f"{branch}/tag"):
+            refs.update(chain_references(files, [tag.snapshot]))
     return refs
+
+
+BRANCH_DIR = "branch"
+BRANCH_PREFIX = "branch-"
+
+
+def branch_paths(table: Table) -> list[str]:
+    """Directories of the table's branches (``branch/branch-<name>``)."""
+    root = f"{table.path}/{BRANCH_DIR}"
+    return [f"{root}/{name}" for name in sorted(table.file_io.list_names(root)) if name.startswith(BRANCH_PREFIX)]
+
+
+def _tags_under(file_io: FileIO, tag_dir: str) -> list[Tag]:
+    out = []
+    for name in sorted(file_io.list_names(tag_dir)):
+        if name.startswith(TAG_PREFIX):
+            path = f"{tag_dir}/{name}"
+            try:
+                out.append(parse_tag(name[len(TAG_PREFIX) :], file_io.read_bytes(path), source=path))
+            except FileNotFoundError:
+                continue  # deleted while listing
+    return out

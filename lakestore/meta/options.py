@@ -3,18 +3,20 @@
 Policy: options a user passes to create/alter a table are checked strictly. An unknown key, a
 bad value, or a Paimon option lakestore does not implement yet is refused with ``OptionError``
 (pypaimon silently ignores some of these; lakestore never does). Options read back from an
-existing table are parsed the same way, except that unknown keys written by other engines are
-tolerated, while values that would change semantics lakestore cannot honour still fail.
+existing table must parse, and are then classified by ``unsupported``: runtime settings of other
+engines are ignored; any other unknown or unimplemented option makes writes and maintenance
+refuse by name (``UnsupportedTableError``), and reads refuse only when ignoring it would change
+the rows they return.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lakestore.errors import OptionError
+from lakestore.errors import OptionError, UnsupportedTableError
 
 _MEMORY_UNITS = {
     "": 1,
@@ -170,28 +172,151 @@ _SPECS: dict[str, OptionSpec] = {
     )
 }
 
-# Paimon options that change semantics and that lakestore does not implement yet: refused by
-# name rather than silently ignored.
-_NOT_IMPLEMENTED = frozenset(
+# Paimon options lakestore does not implement. A user asking for one is refused by name. On a
+# table another engine created, each blocks writes and maintenance (lakestore would write what
+# Paimon's own writers would not); the ``True`` ones also block reads, because ignoring them would
+# change the rows a read returns.
+_NOT_IMPLEMENTED: dict[str, bool] = {
+    "deletion-vectors.enabled": True,  # level 0 is invisible and rows are masked by vectors
+    "sequence.field.sort-order": True,  # the merge would pick the wrong row
+    "partial-update.remove-record-on-delete": True,
+    "partial-update.remove-record-on-sequence-group": True,
+    "aggregation.remove-record-on-delete": True,
+    "data-evolution.enabled": True,
+    "row-tracking.enabled": True,
+    "file.format.per.level": True,
+    "file.compression.per.level": False,
+    "incremental-between": True,
+    "incremental-between-timestamp": True,
+    "incremental-between-scan-mode": True,
+    "scan.mode": True,
+    "scan.snapshot-id": True,
+    "scan.tag-name": True,
+    "scan.timestamp-millis": True,
+    "scan.timestamp": True,
+    "scan.watermark": True,
+    "scan.file-creation-time-millis": True,
+    "scan.bounded.watermark": True,
+    "streaming-read-overwrite": True,
+    "changelog.num-retained.min": False,  # expiration would delete changelog Paimon keeps
+    "changelog.num-retained.max": False,
+    "changelog.time-retained": False,
+    "record-level.expire-time": False,  # compaction would keep expired records
+    "record-level.time-field": False,
+    "record-level.time-field-type": False,
+    "partition.expiration-time": False,
+    "partition.expiration-check-interval": False,
+    "partition.timestamp-formatter": False,
+    "partition.timestamp-pattern": False,
+    "dynamic-bucket.target-row-num": False,
+    "dynamic-bucket.initial-buckets": False,
+    "dynamic-bucket.assigner-parallelism": False,
+    "cross-partition-upsert.index-ttl": False,
+    "cross-partition-upsert.bootstrap-parallelism": False,
+    "bucket-function.type": False,  # rows would land in other buckets than Paimon's
+    "ignore-update-before": False,
+    "metadata.iceberg.storage": False,
+    "lookup-wait": False,
+}
+
+# Options another engine may have set that change nothing lakestore reads or writes: caches,
+# spilling, parallelism and other runtime settings of Flink/Spark jobs, read-side file indexes
+# (readers fall back to reading the file when a file carries no index).
+_IGNORABLE_PREFIXES = (
+    "file-index.",
+    "lookup.",
+    "sink.",
+    "source.",
+    "scan.split-enumerator.",
+    "scan.manifest.",
+    "write-buffer-spill",
+    "sort-spill-",
+    "spill-compression",
+    "local-sort.",
+    "parquet.",
+    "orc.",
+    "partition.mark-done-action",
+    "partition.idle-time-to-report-statistic",
+    "tag.callback",
+    "commit.callback",
+    "consumer.",
+    "snapshot.watermark-idle-timeout",
+)
+_IGNORABLE_KEYS = frozenset(
     {
-        "deletion-vectors.enabled",
-        "incremental-between",
-        "incremental-between-timestamp",
-        "scan.mode",
-        "scan.snapshot-id",
-        "scan.tag-name",
-        "scan.timestamp-millis",
+        "write-buffer-spillable",
+        "write-buffer-for-append",
+        "write-manifest-cache",
+        "page-size",
+        "cache-page-size",
+        "sort-engine",
+        "read.batch-size",
+        "file-reader-async-threshold",
+        "async-file-write",
+        "scan.parallelism",
+        "scan.max-splits-per-task",
+        "scan.plan-sort-partition",
+        "split.target-size",
+        "split.open-file-cost",
+        "compaction.optimization-interval",
+        "commit.force-compact",
+        "commit.user-prefix",
+        "commit.timeout",
+        "commit.force-create-snapshot",
+        "manifest.full-compaction-threshold-size",
+        "dynamic-partition-overwrite",
+        "partition.time-interval",
+        "tag.automatic-completion",
+        "changelog-producer.lookup-wait",
         "consumer-id",
-        "partition.expiration-time",
-        "dynamic-bucket.target-row-num",
-        "cross-partition-upsert.index-ttl",
-        "data-evolution.enabled",
-        "row-tracking.enabled",
-        "file-index.bloom-filter.columns",
-        "lookup-wait",
-        "streaming-read-overwrite",
+        "owner",
+        "comment",
     }
 )
+
+
+def _ignorable(key: str) -> bool:
+    return key in _IGNORABLE_KEYS or key.startswith(_IGNORABLE_PREFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class Unsupported:
+    """What of an existing table lakestore cannot honour: ``(option, why)`` pairs."""
+
+    blocks_writes: tuple[tuple[str, str], ...]
+    blocks_reads: tuple[tuple[str, str], ...]
+
+
+def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str]) -> Unsupported:
+    """Classify the options of an existing table (possibly written by another engine)."""
+    writes: list[tuple[str, str]] = []
+    reads: list[tuple[str, str]] = []
+    for key, value in options.items():
+        if key in _SPECS or _parse_field_option(key) is not None or _ignorable(key):
+            continue
+        if key in _NOT_IMPLEMENTED:
+            reason = f"{key}={value} is a Paimon feature lakestore does not implement yet"
+            writes.append((key, reason))
+            if _NOT_IMPLEMENTED[key]:
+                reads.append((key, reason))
+        else:
+            writes.append((key, f"{key}={value} is an option lakestore does not know"))
+    if primary_keys and options.get("bucket", "-1").strip() == "-1":
+        writes.append(("bucket", "bucket=-1 (dynamic bucket mode, Paimon's default for primary-key tables) is not implemented yet"))
+    return Unsupported(tuple(writes), tuple(reads))
+
+
+def require_supported(unsupported_options: Unsupported, *, operation: str, table: str) -> None:
+    """Raise ``UnsupportedTableError`` naming every option that forbids ``operation``
+    ("read", or a write/maintenance verb such as "write", "compact", "expire")."""
+    blockers = unsupported_options.blocks_reads if operation == "read" else unsupported_options.blocks_writes
+    if blockers:
+        reasons = "; ".join(reason for _, reason in blockers)
+        raise UnsupportedTableError(
+            f"cannot {operation} table {table}: {reasons}. lakestore refuses rather than risk changing what Paimon reads",
+            options=tuple(key for key, _ in blockers),
+        )
+
 
 AGGREGATE_FUNCTIONS = (
     "sum",
@@ -240,7 +365,8 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
         if key in _NOT_IMPLEMENTED:
             if strict:
                 raise OptionError(f"option {key!r} is a Paimon option that lakestore does not implement yet")
-            raise OptionError(f"table uses option {key!r}, which lakestore does not implement yet")
+            cleaned[key] = value  # written by another engine: ``unsupported`` decides what it blocks
+            continue
         spec = _SPECS.get(key)
         if spec is None:
             field_option = _parse_field_option(key)

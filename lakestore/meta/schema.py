@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakestore.errors import CorruptMetadataError, LakestoreError, OptionError, SchemaMismatchError
+from lakestore.errors import CorruptMetadataError, LakestoreError, OptionError, SchemaMismatchError, UnsupportedTypeError
 from lakestore.format.types import DataType, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
@@ -79,6 +79,11 @@ class TableSchema:
     def arrow_schema(self) -> pa.Schema:
         return pa.schema([f.arrow_field() for f in self.fields])
 
+    def require_supported(self, operation: str, *, table: str) -> None:
+        """Refuse ``operation`` ("read", "write", "compact", "expire"...) by name when the table
+        uses options lakestore cannot honour for it (see ``options.unsupported``)."""
+        opts.require_supported(opts.unsupported(self.options, primary_keys=self.primary_keys), operation=operation, table=table)
+
     # -- JSON ---------------------------------------------------------------------------------
     def to_json(self) -> str:
         doc = {
@@ -103,7 +108,7 @@ class TableSchema:
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
             fields = tuple(
-                DataField(_json_int(f, "id"), _json_str(f, "name"), parse_type(f["type"]), _json_opt_str(f, "description"))
+                DataField(_json_int(f, "id"), _json_str(f, "name"), _field_type(f, source), _json_opt_str(f, "description"))
                 for f in _json_list(doc, "fields")
             )
             options = doc["options"]
@@ -132,9 +137,22 @@ class TableSchema:
                 time_millis=time_millis if isinstance(time_millis, int) and not isinstance(time_millis, bool) else 0,
                 **keys,
             )
+        except UnsupportedTypeError:
+            raise
         except (ValueError, KeyError, TypeError, AttributeError, LakestoreError) as exc:
             raise CorruptMetadataError(source, f"invalid schema JSON: {exc!r}") from exc
         return schema
+
+
+def _field_type(doc: dict[str, Any], source: str) -> DataType:
+    """A field's type; a well-formed type lakestore cannot handle (nested) is not corruption."""
+    raw = doc["type"]
+    try:
+        return parse_type(raw)
+    except UnsupportedTypeError as exc:
+        if isinstance(raw, dict) and isinstance(doc.get("name"), str):
+            raise UnsupportedTypeError(f"column {doc['name']!r} of the table at {source}: {exc}") from exc
+        raise ValueError(str(exc)) from exc
 
 
 def _json_int(doc: dict[str, Any], key: str) -> int:
@@ -257,8 +275,8 @@ class SchemaManager:
             except FileNotFoundError as exc:
                 raise CorruptMetadataError(path, "schema file is missing") from exc
             cached = TableSchema.from_json(text, source=path)
-            # Options written by another engine: unknown keys are tolerated, but a Paimon option
-            # lakestore cannot honour (e.g. deletion vectors) must fail rather than be ignored.
+            # Options written by another engine must parse; what lakestore cannot honour is refused
+            # per operation (``TableSchema.require_supported``), so such tables stay readable.
             try:
                 opts.validate(cached.options, strict=False)
             except OptionError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError
@@ -79,16 +79,20 @@ class Snapshot:
     statistics: str | None = None
     properties: dict[str, str] | None = None
     next_row_id: int | None = None
+    # JSON fields lakestore does not interpret (written by another engine or a newer Paimon):
+    # kept verbatim and carried into the next snapshot.
+    unknown_fields: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        values = asdict(self)
         out: dict[str, Any] = {}
         for attr, wire in _WIRE_NAMES.items():
-            value = values[attr]
+            value = getattr(self, attr)
             if value is not None:
                 out[wire] = value
         if "logOffsets" not in out:
             out["logOffsets"] = {}
+        for key, value in self.unknown_fields.items():
+            out.setdefault(key, value)
         return out
 
     def to_json(self) -> str:
@@ -100,7 +104,8 @@ class Snapshot:
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
             reverse = {wire: attr for attr, wire in _WIRE_NAMES.items()}
-            values = {reverse[k]: v for k, v in doc.items() if k in reverse}
+            values: dict[str, Any] = {reverse[k]: v for k, v in doc.items() if k in reverse}
+            values["unknown_fields"] = {k: v for k, v in doc.items() if k not in reverse}
             for attr in _REQUIRED:
                 if attr not in values or values[attr] is None and attr != "commit_user":
                     raise ValueError(f"missing required field {_WIRE_NAMES[attr]!r}")

@@ -57,6 +57,9 @@ class ScanPlanner:
         self.primary_key = bool(schema.primary_keys)
         self.key_names = list(schema.trimmed_primary_keys)
         self.key_types = schema.types_of(self.key_names) if self.primary_key else []
+        # Paimon's readers never show level 0 of first-row tables: writers move each commit's
+        # rows up (lookup compaction), so level 0 holds only rows still to be deduplicated.
+        self.skip_level0 = self.primary_key and schema.core_options().merge_engine == "first-row"
         self._partitions: dict[bytes, tuple[Any, ...]] = {}
 
     def partition_values(self, partition: bytes) -> tuple[Any, ...]:
@@ -99,6 +102,8 @@ class ScanPlanner:
         entries = live_entries(self.manifests, snapshot, manifest_filter=manifest_filter, entry_filter=entry_filter)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for entry in entries:
+            if self.skip_level0 and entry.file.level == 0:
+                continue
             groups.setdefault((entry.partition, entry.bucket), []).append(entry)
         splits = []
         for (partition, bucket), group in groups.items():

@@ -45,6 +45,7 @@ class TableWrite:
         overwrite_partition: dict[str, Any] | None = None,
         compactor_factory: CompactorFactory | None = None,
     ) -> None:
+        schema.require_supported("write", table=table_path)
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
@@ -191,9 +192,7 @@ class TableWrite:
 
 
 def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:
-    if isinstance(data, pa.Table):
-        yield data
-    elif isinstance(data, pa.RecordBatch):
+    if isinstance(data, pa.Table) or isinstance(data, pa.RecordBatch):
         yield data
     elif isinstance(data, pa.RecordBatchReader):
         yield from data
