@@ -17,6 +17,7 @@ from lakestore.errors import (
 )
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
+from lakestore.meta.branch import MAIN_BRANCH, branch_root, validate_branch_name
 from lakestore.meta.schema import SchemaManager, new_schema
 from lakestore.meta.schema_change import SchemaChange, apply_changes
 from lakestore.table import Table
@@ -36,6 +37,17 @@ def parse_identifier(identifier: str) -> tuple[str, str]:
     if len(parts) != 2:
         raise InvalidIdentifierError(f"table identifier must be 'database.table', got {identifier!r}")
     return _check_name(parts[0], "database"), _check_name(parts[1], "table")
+
+
+BRANCH_SEPARATOR = "$branch_"
+
+
+def split_branch(identifier: str) -> tuple[str, str]:
+    """``"db.t$branch_dev"`` -> (``"db.t"``, ``"dev"``); a plain identifier is on ``main``."""
+    if isinstance(identifier, str) and BRANCH_SEPARATOR in identifier:
+        base, branch = identifier.split(BRANCH_SEPARATOR, 1)
+        return base, validate_branch_name(branch)
+    return identifier, MAIN_BRANCH
 
 
 class Catalog:
@@ -122,24 +134,28 @@ class Catalog:
         return Table(path, file_io=self.file_io, identifier=identifier)
 
     def get_table(self, identifier: str) -> Table:
-        database, _ = parse_identifier(identifier)
+        """``"db.t"``, or ``"db.t$branch_<name>"`` for one of its branches (Paimon's notation)."""
+        base, branch = split_branch(identifier)
+        database, _ = parse_identifier(base)
         self._require_database(database)
-        path = self.table_path(identifier)
-        if not SchemaManager(self.file_io, path).list_ids():
+        path = self.table_path(base)
+        if not SchemaManager(self.file_io, branch_root(path, branch)).list_ids():
             raise TableNotFoundError(f"table {identifier!r} does not exist")
-        return Table(path, file_io=self.file_io, identifier=identifier)
+        return Table(path, file_io=self.file_io, identifier=base, branch=branch)
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         """Apply schema changes (``lakestore.meta.schema_change``) as a new ``schema-N``; retried
-        when another writer published N first. Returns the table at the new schema."""
-        path = self.table_path(identifier)
-        manager = SchemaManager(self.file_io, path)
+        when another writer published N first. Returns the table at the new schema. A branch
+        (``"db.t$branch_<name>"``) evolves its own schema."""
+        base, branch = split_branch(identifier)
+        path = self.table_path(base)
+        manager = SchemaManager(self.file_io, branch_root(path, branch))
         for _ in range(10):
             current = manager.latest()
             if current is None:
                 raise TableNotFoundError(f"table {identifier!r} does not exist")
             if manager.publish(apply_changes(current, list(changes))):
-                return Table(path, file_io=self.file_io, identifier=identifier)
+                return Table(path, file_io=self.file_io, identifier=base, branch=branch)
         raise CommitRetriesExhaustedError(f"alter_table {identifier!r}: schema kept changing concurrently")
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:

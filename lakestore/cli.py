@@ -12,6 +12,10 @@
     lakestore -w /wh delete-tag db.orders NAME
     lakestore -w /wh rollback db.orders (--snapshot N | --tag NAME)
     lakestore -w /wh remove-orphans db.orders [--older-than 1d] [--dry-run]
+    lakestore -w /wh branches db.orders
+    lakestore -w /wh create-branch db.orders NAME [--tag T]     then address it as 'db.orders$branch_NAME'
+    lakestore -w /wh delete-branch db.orders NAME
+    lakestore -w /wh fast-forward db.orders NAME
 
 Human-readable tables by default, ``--json`` for machines (one JSON document on stdout).
 Progress goes to stderr. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.
@@ -232,6 +236,28 @@ def cmd_rollback(args: argparse.Namespace) -> Any:
     return {"latest_snapshot": snapshot.id}
 
 
+def cmd_branches(args: argparse.Namespace) -> Any:
+    return [{"branch": name} for name in _table(args).branches()]
+
+
+def cmd_create_branch(args: argparse.Namespace) -> Any:
+    branch = _table(args).create_branch(args.name, tag=args.tag)
+    latest = branch.latest_snapshot()
+    return {"branch": args.name, "snapshot_id": latest.id if latest else None}
+
+
+def cmd_delete_branch(args: argparse.Namespace) -> Any:
+    _table(args).delete_branch(args.name)
+    return {"deleted_branch": args.name}
+
+
+def cmd_fast_forward(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    table.fast_forward(args.name)
+    latest = table.on_branch("main").latest_snapshot()
+    return {"fast_forwarded_to": args.name, "latest_snapshot": latest.id if latest else None}
+
+
 def cmd_remove_orphans(args: argparse.Namespace) -> Any:
     table = _table(args)
     older = int(time.time() * 1000) - _duration(args.older_than)
@@ -279,6 +305,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--snapshot", type=int)
     p.add_argument("--time-retained")
+    add("branches", cmd_branches, "branches other than main (address one as db.t$branch_<name>)")
+    p = add("create-branch", cmd_create_branch, "create a branch from a tag, or empty")
+    p.add_argument("name")
+    p.add_argument("--tag")
+    p = add("delete-branch", cmd_delete_branch, "delete a branch")
+    p.add_argument("name")
+    p = add("fast-forward", cmd_fast_forward, "make main equal to a branch")
+    p.add_argument("name")
     p = add("delete-tag", cmd_delete_tag, "delete a tag")
     p.add_argument("name")
     p = add("rollback", cmd_rollback, "roll the table back to a snapshot or tag")

@@ -103,3 +103,7 @@ class TagAlreadyExistsError(LakestoreError):
 
 class SchemaChangeError(LakestoreError):
     """An ``alter_table`` change Paimon forbids (key columns, narrowing types, unknown columns)."""
+
+
+class BranchError(LakestoreError):
+    """A branch operation Paimon forbids: the branch exists already, does not exist, or is empty."""

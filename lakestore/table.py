@@ -16,11 +16,13 @@ from lakestore.errors import LakestoreError, PartitionValueError, SchemaMismatch
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
+from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward
 from lakestore.lifecycle.expire import expire_snapshots
 from lakestore.lifecycle.orphans import remove_orphan_files
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import TagManager
 from lakestore.lifecycle.time_travel import resolve
+from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import parse_duration_ms
@@ -41,28 +43,38 @@ if TYPE_CHECKING:
 
 
 class Table:
-    """A table at a path. Obtain one from ``Catalog.get_table`` or ``Table.from_path``."""
+    """A table at a path, on one of its branches (default ``main``). Obtain one from
+    ``Catalog.get_table`` (``"db.t"``, or ``"db.t$branch_<name>"`` for a branch) or ``Table.from_path``.
 
-    def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None) -> None:
+    ``path`` is the table directory (data and manifest files, shared by all branches);
+    ``metadata_path`` holds this branch's snapshots, schemas, tags and consumers."""
+
+    def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None, branch: str = MAIN_BRANCH) -> None:
         self.path = path.rstrip("/")
         self.file_io = file_io or file_io_for(self.path)
+        self.branch = branch
+        self.metadata_path = branch_root(self.path, branch)
         self.identifier = identifier or self.path.rsplit("/", 1)[-1]
-        self.schema_manager = SchemaManager(self.file_io, self.path)
+        self.schema_manager = SchemaManager(self.file_io, self.metadata_path)
         schema = self.schema_manager.latest()
         if schema is None:
-            raise TableNotFoundError(f"no table at {self.path} (no schema files)")
+            where = self.path if branch == MAIN_BRANCH else f"branch {branch!r} of {self.path}"
+            raise TableNotFoundError(f"no table at {where} (no schema files)")
         self.schema: TableSchema = schema
         self.options = schema.core_options()
-        self.snapshot_manager = SnapshotManager(self.file_io, self.path)
+        self.snapshot_manager = SnapshotManager(self.file_io, self.metadata_path)
         self._manifests = ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
 
     @classmethod
-    def from_path(cls, path: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> Table:
+    def from_path(
+        cls, path: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH
+    ) -> Table:
         """``options``: catalog options (S3 endpoint/credentials, lock) when no ``file_io`` is given."""
-        return cls(path, file_io=file_io or file_io_for(path, options))
+        return cls(path, file_io=file_io or file_io_for(path, options), branch=branch)
 
     def __repr__(self) -> str:
-        return f"Table({self.identifier!r}, path={self.path!r})"
+        branch = "" if self.branch == MAIN_BRANCH else f", branch={self.branch!r}"
+        return f"Table({self.identifier!r}, path={self.path!r}{branch})"
 
     # -- metadata -----------------------------------------------------------------------------
     @property
@@ -125,7 +137,15 @@ class Table:
         return snapshots
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
-        return TableCommit(self.file_io, self.path, self.schema, commit_user=commit_user, hook=hook, manifests=self._manifests)
+        return TableCommit(
+            self.file_io,
+            self.path,
+            self.schema,
+            commit_user=commit_user,
+            hook=hook,
+            manifests=self._manifests,
+            metadata_path=self.metadata_path,
+        )
 
     def _overwrite_partition(self, overwrite: Overwrite) -> dict[str, Any] | None:
         if overwrite is None or overwrite is False:
@@ -298,7 +318,7 @@ class Table:
         selected = self._columns(columns)
         return StreamScan(
             self._change_reader(),
-            ConsumerManager(self.file_io, self.path),
+            ConsumerManager(self.file_io, self.metadata_path),
             columns=selected,
             full_reader=lambda sid: self._read(self.snapshot_manager.get(sid), self.schema, selected, None),
             start=start,
@@ -309,7 +329,7 @@ class Table:
 
     def consumers(self) -> dict[str, int]:
         """Consumer id -> next snapshot it will read."""
-        return ConsumerManager(self.file_io, self.path).consumers()
+        return ConsumerManager(self.file_io, self.metadata_path).consumers()
 
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
@@ -353,6 +373,27 @@ class Table:
     def tags(self) -> list[Any]:
         """Every tag (``lakestore.lifecycle.Tag``), by snapshot id."""
         return self._tags().tags()
+
+    # -- branches -----------------------------------------------------------------------------
+    def branches(self) -> list[str]:
+        """The table's branches other than ``main``."""
+        return branch_names(self.file_io, self.path)
+
+    def on_branch(self, name: str) -> Table:
+        """The same table on branch ``name`` (``"main"`` for the main branch)."""
+        return Table(self.path, file_io=self.file_io, identifier=self.identifier, branch=name)
+
+    def create_branch(self, name: str, *, tag: str | None = None) -> Table:
+        """Create a branch from a tag (or empty, with the current schema) and return it."""
+        create_branch(self, name, tag=tag)
+        return self.on_branch(name)
+
+    def delete_branch(self, name: str) -> None:
+        delete_branch(self, name)
+
+    def fast_forward(self, name: str) -> None:
+        """Make the main branch equal to branch ``name`` from the branch's first snapshot on."""
+        fast_forward(self, name)
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
         """Make a snapshot (or a tag's snapshot, even an expired one) the latest again; newer

@@ -111,3 +111,14 @@ def test_describe_at_a_snapshot_shows_the_schema_it_was_written_with(warehouse, 
     code, then = run_json(capsys, "-w", warehouse, "describe", "db.t", "--snapshot", "1")
     assert code == 0 and [f["name"] for f in then["fields"]] == ["dt", "id", "v"]
     assert then["snapshot"] == 1 and then["latest_snapshot"] == 2 and then["schema_id"] == 0
+
+
+def test_branch_commands_and_branch_identifiers(warehouse, capsys):
+    assert run_json(capsys, "-w", warehouse, "create-tag", "db.t", "v1", "--snapshot", "1")[0] == 0
+    assert run_json(capsys, "-w", warehouse, "create-branch", "db.t", "dev", "--tag", "v1") == (0, {"branch": "dev", "snapshot_id": 1})
+    assert run_json(capsys, "-w", warehouse, "branches", "db.t") == (0, [{"branch": "dev"}])
+    code, snaps = run_json(capsys, "-w", warehouse, "snapshots", "db.t$branch_dev")
+    assert code == 0 and [s["id"] for s in snaps] == [1]
+    assert run_json(capsys, "-w", warehouse, "fast-forward", "db.t", "dev") == (0, {"fast_forwarded_to": "dev", "latest_snapshot": 1})
+    assert run_json(capsys, "-w", warehouse, "delete-branch", "db.t", "dev") == (0, {"deleted_branch": "dev"})
+    assert main(["-q", "-w", warehouse, "snapshots", "db.t$branch_dev"]) == 3

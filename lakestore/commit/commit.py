@@ -49,14 +49,17 @@ class TableCommit:
         commit_user: str,
         hook: CommitHook | None = None,
         manifests: ManifestStore | None = None,
+        metadata_path: str | None = None,
     ) -> None:
+        """``metadata_path``: where this branch's snapshots live (default: the table directory,
+        i.e. the main branch); data and manifest files always live under ``table_path``."""
         schema.require_supported("commit to", table=table_path)
         self.file_io = file_io
         self.table_path = table_path
         self.schema = schema
         self.options = schema.core_options()
         self.commit_user = commit_user
-        self.snapshots = SnapshotManager(file_io, table_path)
+        self.snapshots = SnapshotManager(file_io, metadata_path or table_path)
         self.manifests = manifests or ManifestStore(file_io, table_path, compression=self.options.manifest_compression)
         self._hook = hook or (lambda step: None)
         self._partition_types = schema.types_of(schema.partition_keys)

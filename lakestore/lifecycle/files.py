@@ -121,7 +121,7 @@ class TableFiles:
 def consumer_min_next_snapshot(table: Table) -> int | None:
     """Smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``): snapshots
     from there on are still to be read by someone and must not expire."""
-    folder = f"{table.path}/consumer"
+    folder = f"{table.metadata_path}/consumer"
     lowest: int | None = None
     for name in table.file_io.list_names(folder):
         if not name.startswith("consumer-"):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
 from lakestore.io.fileio import FileIO
+from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.lifecycle.files import References, TableFiles, chain_references, delete_files
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 
@@ -102,7 +103,7 @@ class TagManager:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.file_io = table.file_io
-        self.tag_dir = f"{table.path}/tag"
+        self.tag_dir = f"{table.metadata_path}/tag"
 
     def path(self, name: str) -> str:
         return f"{self.tag_dir}/{TAG_PREFIX}{name}"
@@ -231,34 +232,23 @@ def _is_auto_name(name: str, period: str) -> bool:
 
 
 def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()) -> References:
-    """Everything the table still needs: its snapshots (minus ``exclude_ids``), its tags, plus
-    ``extra`` snapshots. Never tolerant: a retained snapshot with missing metadata is corrupt."""
+    """Everything the table still needs: the snapshots of this table's branch (minus
+    ``exclude_ids``) and ``extra`` snapshots, plus every snapshot and tag of every branch, main
+    included: branches share the data and manifest files (a branch's consumers only pin that
+    branch's own snapshots, which are all kept). Never tolerant: a retained snapshot with missing
+    metadata is corrupt."""
     excluded = set(exclude_ids)
-    manager = table.snapshot_manager
-    snapshots = [manager.get(i) for i in manager.list_ids() if i not in excluded]
-    refs = chain_references(files, snapshots)
-    for tag in TagManager(table).tags():
-        refs.update(chain_references(files, [tag.snapshot]))
+    refs = References()
+    for branch in [MAIN_BRANCH, *branch_names(table.file_io, table.path)]:
+        root = branch_root(table.path, branch)
+        manager = SnapshotManager(table.file_io, root)
+        skip = excluded if root == table.metadata_path else set()
+        refs.update(chain_references(files, [manager.get(i) for i in manager.list_ids() if i not in skip]))
+        for tag in _tags_under(table.file_io, f"{root}/tag"):
+            refs.update(chain_references(files, [tag.snapshot]))
     for snapshot in extra:
         refs.update(chain_references(files, [snapshot]))
-    # Branches share the table's data and manifest files: whatever any branch's snapshots or
-    # tags reference stays (a branch's consumers only pin that branch's own snapshots).
-    for branch in branch_paths(table):
-        branch_manager = SnapshotManager(table.file_io, branch)
-        refs.update(chain_references(files, [branch_manager.get(i) for i in branch_manager.list_ids()]))
-        for tag in _tags_under(table.file_io, f"{branch}/tag"):
-            refs.update(chain_references(files, [tag.snapshot]))
     return refs
-
-
-BRANCH_DIR = "branch"
-BRANCH_PREFIX = "branch-"
-
-
-def branch_paths(table: Table) -> list[str]:
-    """Directories of the table's branches (``branch/branch-<name>``)."""
-    root = f"{table.path}/{BRANCH_DIR}"
-    return [f"{root}/{name}" for name in sorted(table.file_io.list_names(root)) if name.startswith(BRANCH_PREFIX)]
 
 
 def _tags_under(file_io: FileIO, tag_dir: str) -> list[Tag]:
