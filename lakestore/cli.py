@@ -12,6 +12,7 @@
     lakestore -w /wh delete-tag db.orders NAME
     lakestore -w /wh rollback db.orders (--snapshot N | --tag NAME)
     lakestore -w /wh remove-orphans db.orders [--older-than 1d] [--dry-run]
+    lakestore -w /wh expire-partitions db.orders
     lakestore -w /wh branches db.orders
     lakestore -w /wh create-branch db.orders NAME [--tag T]     then address it as 'db.orders$branch_NAME'
     lakestore -w /wh delete-branch db.orders NAME
@@ -236,6 +237,12 @@ def cmd_rollback(args: argparse.Namespace) -> Any:
     return {"latest_snapshot": snapshot.id}
 
 
+def cmd_expire_partitions(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    _progress(args, f"dropping partitions of {table.identifier} older than its partition.expiration-time ...")
+    return {"dropped_partitions": table.expire_partitions()}
+
+
 def cmd_branches(args: argparse.Namespace) -> Any:
     return [{"branch": name} for name in _table(args).branches()]
 
@@ -305,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--snapshot", type=int)
     p.add_argument("--time-retained")
+    add("expire-partitions", cmd_expire_partitions, "drop partitions older than the table's partition.expiration-time")
     add("branches", cmd_branches, "branches other than main (address one as db.t$branch_<name>)")
     p = add("create-branch", cmd_create_branch, "create a branch from a tag, or empty")
     p.add_argument("name")

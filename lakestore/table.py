@@ -19,6 +19,7 @@ from lakestore.lifecycle import after_commit
 from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward
 from lakestore.lifecycle.expire import expire_snapshots
 from lakestore.lifecycle.orphans import remove_orphan_files
+from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import TagManager
 from lakestore.lifecycle.time_travel import resolve
@@ -64,6 +65,8 @@ class Table:
         self.options = schema.core_options()
         self.snapshot_manager = SnapshotManager(self.file_io, self.metadata_path)
         self._manifests = ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
+        # When post-commit maintenance last looked for expired partitions (epoch millis).
+        self.last_partition_check_ms: int | None = None
 
     @classmethod
     def from_path(
@@ -373,6 +376,25 @@ class Table:
     def tags(self) -> list[Any]:
         """Every tag (``lakestore.lifecycle.Tag``), by snapshot id."""
         return self._tags().tags()
+
+    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]], *, commit_user: str | None = None) -> Snapshot | None:
+        """Drop whole partitions (each a dict of partition key values, or a prefix of them) in
+        one OVERWRITE snapshot; their files are reclaimed when that snapshot's parent expires."""
+        specs = [self._overwrite_partition(p) for p in partitions]
+        if not specs:
+            return None
+        if any(not spec for spec in specs):
+            raise PartitionValueError("drop_partitions needs partition values; use write_arrow(..., overwrite=True) to empty the table")
+        user = commit_user or str(uuid.uuid4())
+        snapshots = self.new_commit(commit_user=user).commit([], overwrite=[spec for spec in specs if spec])
+        self._after_commit()
+        return snapshots[-1] if snapshots else None
+
+    def expire_partitions(self, *, now_ms: int | None = None) -> list[dict[str, Any]]:
+        """Drop partitions older than ``partition.expiration-time`` (their time read from the
+        partition values); returns the dropped partitions. Also runs after commits, at most once
+        per ``partition.expiration-check-interval``."""
+        return expire_partitions(self, now_ms=now_ms)
 
     # -- branches -----------------------------------------------------------------------------
     def branches(self) -> list[str]:

@@ -122,3 +122,8 @@ def test_branch_commands_and_branch_identifiers(warehouse, capsys):
     assert run_json(capsys, "-w", warehouse, "fast-forward", "db.t", "dev") == (0, {"fast_forwarded_to": "dev", "latest_snapshot": 1})
     assert run_json(capsys, "-w", warehouse, "delete-branch", "db.t", "dev") == (0, {"deleted_branch": "dev"})
     assert main(["-q", "-w", warehouse, "snapshots", "db.t$branch_dev"]) == 3
+
+
+def test_expire_partitions_names_the_missing_option(warehouse, capsys):
+    assert main(["-q", "-w", warehouse, "expire-partitions", "db.t"]) == 1
+    assert "partition.expiration-time" in capsys.readouterr().err

@@ -26,7 +26,9 @@ from lakestore.meta.manifest_merge import merge_manifests, write_manifests
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 
-Overwrite = Mapping[str, Any] | bool | None
+# True: the whole table; a mapping: one partition (a prefix of the partition keys); a sequence of
+# mappings: several partitions (dropping partitions is an overwrite with no new files).
+Overwrite = Mapping[str, Any] | Sequence[Mapping[str, Any]] | bool | None
 
 # A test hook: called with a step name at each step of a commit (crash-injection tests).
 CommitHook = Callable[[str], None]
@@ -197,13 +199,13 @@ class TableCommit:
         if overwrite is True:
             matches: Callable[[ManifestEntry], bool] = lambda e: True  # noqa: E731
         else:
-            assert isinstance(overwrite, Mapping)
+            specs = [overwrite] if isinstance(overwrite, Mapping) else list(overwrite or ())
             positions = {name: i for i, name in enumerate(self.schema.partition_keys)}
-            wanted = {positions[k]: v for k, v in overwrite.items()}
+            wanted = [{positions[k]: v for k, v in spec.items()} for spec in specs]
 
             def matches(entry: ManifestEntry) -> bool:
                 values = decode_row(entry.partition, self._partition_types, source=self.manifests.manifest_dir)
-                return all(values[i] == v for i, v in wanted.items())
+                return any(all(values[i] == v for i, v in spec.items()) for spec in wanted)
 
         return [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in base_live if matches(e)]
 

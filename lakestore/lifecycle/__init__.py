@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from lakestore.lifecycle.expire import ExpireResult, expire_snapshots, should_expire_after_commit
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
+from lakestore.lifecycle.partition_expire import expire_partitions, partition_check_due
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import Tag, TagManager, auto_create_tags
 from lakestore.lifecycle.time_travel import resolve, snapshot_at
@@ -20,6 +22,7 @@ __all__ = [
     "TagManager",
     "after_commit",
     "auto_create_tags",
+    "expire_partitions",
     "expire_snapshots",
     "remove_orphan_files",
     "resolve",
@@ -29,8 +32,13 @@ __all__ = [
 
 
 def after_commit(table: Table) -> None:
-    """Post-commit maintenance Paimon runs in its committer: automatic tags, then expiration
-    (only when the table's options ask for them)."""
+    """Post-commit maintenance Paimon runs in its committer: automatic tags, partition
+    expiration (at most once per check interval per Table object, as per committer in Paimon),
+    then snapshot expiration (each only when the table's options ask for it)."""
     auto_create_tags(table)
+    now_ms = int(time.time() * 1000)
+    if partition_check_due(table, table.last_partition_check_ms, now_ms):
+        table.last_partition_check_ms = now_ms
+        expire_partitions(table, now_ms=now_ms)  # commits an OVERWRITE, which runs this again
     if should_expire_after_commit(table):
         expire_snapshots(table)

@@ -75,6 +75,23 @@ def parse_duration_ms(text: str) -> int:
     return int(match.group(1)) * _DURATION_UNITS_MS[match.group(2).lower()]
 
 
+# Java DateTimeFormatter letters -> strptime directives (the ones partition values use).
+_JAVA_TOKENS = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M", "ss": "%S", "SSS": "%f"}
+_JAVA_TOKEN = re.compile(r"yyyy|MM|dd|HH|mm|ss|SSS|[A-Za-z]")
+
+
+def java_pattern_to_strptime(pattern: str) -> str:
+    """``yyyy-MM-dd HH:mm:ss`` -> ``%Y-%m-%d %H:%M:%S``; other pattern letters are refused."""
+
+    def convert(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token not in _JAVA_TOKENS:
+            raise ValueError(f"pattern letter {token!r} is not supported (use yyyy, MM, dd, HH, mm, ss, SSS)")
+        return _JAVA_TOKENS[token]
+
+    return _JAVA_TOKEN.sub(convert, str(pattern).replace("%", "%%"))
+
+
 def _int(text: str) -> int:
     return int(str(text).strip())
 
@@ -167,6 +184,12 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("tag.num-retained-max", None, _positive_int),
         OptionSpec("tag.default-time-retained", None, parse_duration_ms),
         OptionSpec("partition.default-name", "__DEFAULT_PARTITION__", str),
+        # partition expiration (lakestore/lifecycle/partition_expire.py)
+        OptionSpec("partition.expiration-time", None, parse_duration_ms),
+        OptionSpec("partition.expiration-check-interval", "1 h", parse_duration_ms),
+        OptionSpec("partition.expiration-strategy", "values-time", _choice("values-time")),
+        OptionSpec("partition.timestamp-formatter", None, java_pattern_to_strptime),
+        OptionSpec("partition.timestamp-pattern", None, str),
         OptionSpec("partition.legacy-name", "true", _bool),
         OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
     )
@@ -204,10 +227,6 @@ _NOT_IMPLEMENTED: dict[str, bool] = {
     "record-level.expire-time": False,  # compaction would keep expired records
     "record-level.time-field": False,
     "record-level.time-field-type": False,
-    "partition.expiration-time": False,
-    "partition.expiration-check-interval": False,
-    "partition.timestamp-formatter": False,
-    "partition.timestamp-pattern": False,
     "dynamic-bucket.target-row-num": False,
     "dynamic-bucket.initial-buckets": False,
     "dynamic-bucket.assigner-parallelism": False,
@@ -516,3 +535,20 @@ class CoreOptions:
     @property
     def stats_enabled(self) -> bool:
         return self.get("metadata.stats-mode") != "none"
+
+    @property
+    def partition_expiration_ms(self) -> int | None:
+        return self.get("partition.expiration-time")
+
+    @property
+    def partition_expiration_check_interval_ms(self) -> int:
+        return self.get("partition.expiration-check-interval")
+
+    @property
+    def partition_timestamp_pattern(self) -> str | None:
+        return self.get("partition.timestamp-pattern")
+
+    @property
+    def partition_timestamp_formatter(self) -> str | None:
+        """The Java pattern as written (``yyyyMMdd``); see ``java_pattern_to_strptime``."""
+        return self._raw.get("partition.timestamp-formatter")
