@@ -22,7 +22,7 @@ from lakestore.lifecycle.orphans import remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import TagManager
-from lakestore.lifecycle.time_travel import resolve
+from lakestore.lifecycle.time_travel import resolve, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.manifest import ManifestStore
@@ -201,8 +201,10 @@ class Table:
         return None if overwrite is False else overwrite
 
     # -- reading ------------------------------------------------------------------------------
-    def _resolve_snapshot(self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None) -> Snapshot | None:
-        return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+    def _resolve_snapshot(
+        self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None, watermark: int | None = None
+    ) -> Snapshot | None:
+        return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark)
 
     def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
         """The schema a time-travel read of ``snapshot`` sees: the one the snapshot was written
@@ -212,19 +214,27 @@ class Table:
         written = self.schema_manager.get(snapshot.schema_id)
         return dataclasses.replace(written, options={**written.options, **self.schema.options})
 
-    def _read_target(self, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> tuple[Snapshot | None, TableSchema]:
+    def _read_target(
+        self, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None, watermark: int | None = None
+    ) -> tuple[Snapshot | None, TableSchema]:
         """The snapshot to read and its schema: the current schema for the latest snapshot, the
         snapshot's own schema when time travel names one."""
         self.schema.require_supported("read", table=self.path)
-        snapshot = self._resolve_snapshot(snapshot_id, tag, timestamp_ms)
-        if snapshot_id is None and tag is None and timestamp_ms is None:
+        snapshot = self._resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
+        if snapshot_id is None and tag is None and timestamp_ms is None and watermark is None:
             return snapshot, self.schema
         return snapshot, self.schema_at(snapshot)
 
     def plan(
-        self, *, filter: Predicate | None = None, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None
+        self,
+        *,
+        filter: Predicate | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+        watermark: int | None = None,
     ) -> list[Split]:  # noqa: A002
-        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms)
+        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
         return ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
@@ -247,10 +257,13 @@ class Table:
         snapshot_id: int | None = None,
         tag: str | None = None,
         timestamp_ms: int | None = None,
+        watermark: int | None = None,
     ) -> pa.Table:  # noqa: A002
-        """The table's rows (merge-on-read). ``snapshot_id``, ``tag`` or ``timestamp_ms`` travel
-        back in time, reading with the schema that snapshot was written with."""
-        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms)
+        """The table's rows (merge-on-read). ``snapshot_id``, ``tag``, ``timestamp_ms`` (the last
+        snapshot committed by then) or ``watermark`` (the first snapshot whose watermark reached
+        it, Paimon's ``scan.watermark``) travel back in time, reading with the schema that
+        snapshot was written with."""
+        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
         return self._read(snapshot, schema, columns, filter)
 
     def _read(self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None) -> pa.Table:  # noqa: A002
@@ -361,10 +374,17 @@ class Table:
     def _tags(self) -> Any:
         return TagManager(self)
 
-    def create_tag(self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None) -> Any:
-        """Tag a snapshot (default: the latest). ``time_retained``: millis or a duration such as
-        ``"7 d"``; the tag expires that long after its creation."""
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None, *, watermark: int | None = None
+    ) -> Any:
+        """Tag a snapshot (default: the latest; with ``watermark``, the first snapshot whose
+        watermark reached it). ``time_retained``: millis or a duration such as ``"7 d"``; the tag
+        expires that long after its creation."""
         retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
+        if watermark is not None:
+            if snapshot_id is not None:
+                raise ValueError("give snapshot_id or watermark, not both")
+            snapshot_id = snapshot_at_watermark(self, watermark).id
         return self._tags().create(name, snapshot_id, time_retained_ms=retained)
 
     def delete_tag(self, name: str) -> None:
@@ -417,7 +437,12 @@ class Table:
         """Make the main branch equal to branch ``name`` from the branch's first snapshot on."""
         fast_forward(self, name)
 
-    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None) -> Snapshot:
-        """Make a snapshot (or a tag's snapshot, even an expired one) the latest again; newer
-        snapshots, their tags and the files only they referenced are deleted."""
+    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None, watermark: int | None = None) -> Snapshot:
+        """Make a snapshot (or a tag's snapshot, even an expired one; or the last snapshot whose
+        watermark is at most ``watermark``) the latest again; newer snapshots, their tags and the
+        files only they referenced are deleted."""
+        if watermark is not None:
+            if snapshot_id is not None or tag is not None:
+                raise ValueError("rollback_to needs exactly one of snapshot_id=, tag= or watermark=")
+            snapshot_id = snapshot_at_watermark(self, watermark, at_or_before=True).id
         return rollback_to(self, snapshot_id=snapshot_id, tag=tag)

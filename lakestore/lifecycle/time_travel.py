@@ -33,10 +33,40 @@ def snapshot_at(table: Table, timestamp_ms: int) -> Snapshot:
     return found
 
 
-def resolve(table: Table, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> Snapshot | None:
-    given = [x is not None for x in (snapshot_id, tag, timestamp_ms)]
+# Paimon writes Long.MIN_VALUE for "no watermark".
+_NO_WATERMARK = -9223372036854775808
+
+
+def snapshot_at_watermark(table: Table, watermark: int, *, at_or_before: bool = False) -> Snapshot:
+    """The first snapshot whose watermark is at or after ``watermark`` (Paimon's
+    ``scan.watermark``), or with ``at_or_before`` the last one at or before it (its
+    rollback-to-watermark). Snapshots without a watermark never match."""
+    manager = table.snapshot_manager
+    ids = manager.list_ids()
+    for snapshot_id in reversed(ids) if at_or_before else ids:
+        snapshot = manager.get(snapshot_id)
+        mark = snapshot.watermark
+        if mark is None or mark == _NO_WATERMARK:
+            continue
+        if (mark <= watermark) if at_or_before else (mark >= watermark):
+            return snapshot
+    relation = "at or before" if at_or_before else "at or after"
+    raise SnapshotNotFoundError(f"no retained snapshot of {table.path} has a watermark {relation} {watermark}")
+
+
+def resolve(
+    table: Table,
+    *,
+    snapshot_id: int | None = None,
+    tag: str | None = None,
+    timestamp_ms: int | None = None,
+    watermark: int | None = None,
+) -> Snapshot | None:
+    given = [x is not None for x in (snapshot_id, tag, timestamp_ms, watermark)]
     if sum(given) > 1:
-        raise ValueError("give at most one of snapshot_id=, tag=, timestamp_ms=")
+        raise ValueError("give at most one of snapshot_id=, tag=, timestamp_ms=, watermark=")
+    if watermark is not None:
+        return snapshot_at_watermark(table, watermark)
     if tag is not None:
         return TagManager(table).get(tag).snapshot
     if timestamp_ms is not None:
