@@ -12,6 +12,8 @@ What is deleted: exactly the data, changelog and manifest files that the expirin
 reference and no retained snapshot or tag does; then the snapshot files (oldest first, so the
 remaining ids stay contiguous) and finally the EARLIEST hint. Every step is idempotent and the
 expiring snapshots' metadata is read tolerantly, so a re-run after a crash finishes the job.
+When changelog retention exceeds snapshot retention, expiring snapshots first leave
+``changelog/changelog-N`` and their changelog stays (``changelog_expire``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakestore.errors import OptionError
+from lakestore.lifecycle.changelog_expire import Retention, changelog_retention, expire_changelogs, is_decoupled
 from lakestore.lifecycle.files import TableFiles, chain_references, consumer_min_next_snapshot, delete_files
 from lakestore.lifecycle.tags import TagManager, retained_references
 
@@ -37,6 +40,7 @@ class ExpireResult:
     deleted_manifest_files: int = 0
     expired_tags: tuple[str, ...] = ()
     earliest_snapshot_id: int | None = None
+    expired_changelog_ids: tuple[int, ...] = ()  # long-lived changelogs (changelog/changelog-N)
 
     @property
     def expired(self) -> int:
@@ -67,6 +71,9 @@ def expire_snapshots(
         raise OptionError("time_retained_ms must be >= 0 and the expire limit >= 1")
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     expired_tags = _expire_tags(table)
+    snapshot_retention = Retention(min=retain_min, max=retain_max, time_ms=retained_ms)
+    changelogs = changelog_retention(options, snapshot_retention)
+    decoupled = is_decoupled(changelogs, snapshot_retention)
 
     manager = table.snapshot_manager
     latest = manager.latest_id()
@@ -85,7 +92,9 @@ def expire_snapshots(
         if manager.exists(successor) and older_than <= manager.get(successor).time_millis:
             end = snapshot_id
             break
-    result = expire_until(table, earliest, end)
+    result = expire_until(table, earliest, end, keep_changelogs=decoupled)
+    # Long-lived changelogs expire even after the retention stopped being decoupled.
+    expired_changelogs = expire_changelogs(table, changelogs, limit=limit, now_ms=now)
     return ExpireResult(
         result.expired_snapshot_ids,
         result.deleted_data_files,
@@ -93,17 +102,22 @@ def expire_snapshots(
         result.deleted_manifest_files,
         expired_tags,
         result.earliest_snapshot_id,
+        expired_changelogs,
     )
 
 
-def expire_until(table: Table, earliest: int, end_exclusive: int) -> ExpireResult:
-    """Expire snapshots ``[earliest, end_exclusive)``; ``end_exclusive`` must exist."""
+def expire_until(table: Table, earliest: int, end_exclusive: int, *, keep_changelogs: bool = False) -> ExpireResult:
+    """Expire snapshots ``[earliest, end_exclusive)``; ``end_exclusive`` must exist. With
+    ``keep_changelogs`` each leaves ``changelog/changelog-N`` first, which keeps its changelog."""
     manager = table.snapshot_manager
     if end_exclusive <= earliest:
         return ExpireResult(earliest_snapshot_id=earliest)
     expiring_ids = [i for i in range(earliest, end_exclusive) if manager.exists(i)]
     files = TableFiles(table)
     expiring = [manager.get(i) for i in expiring_ids]
+    if keep_changelogs:
+        for snapshot in expiring:
+            manager.publish_changelog(snapshot)
     candidates = chain_references(files, expiring, tolerant=True)
     keep = retained_references(table, files, exclude_ids=expiring_ids)
     gone = delete_files(table, files, candidates, keep)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from lakestore.format.binary_row import decode_row
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.meta.file_scan import live_entries
-from lakestore.meta.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta
+from lakestore.meta.manifest import ADD, DELETE, FILE_SOURCE_APPEND, ManifestEntry, ManifestFileMeta
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -59,18 +59,18 @@ class TableFiles:
         return self.store.path(name)
 
     # -- metadata reads -----------------------------------------------------------------------
-    def _exists(self, name: str) -> bool:
+    def exists(self, name: str) -> bool:
         return self.file_io.exists(self.store.path(name))
 
     def read_list(self, name: str | None, *, tolerant: bool = False) -> list[ManifestFileMeta]:
-        if not name or (tolerant and not self._exists(name)):
+        if not name or (tolerant and not self.exists(name)):
             return []
         return self.store.read_list(name)
 
     def read_entries(self, metas: Iterable[ManifestFileMeta], *, tolerant: bool = False) -> list[ManifestEntry]:
         out: list[ManifestEntry] = []
         for meta in metas:
-            if tolerant and not self._exists(meta.file_name):
+            if tolerant and not self.exists(meta.file_name):
                 continue
             out += self.store.read_entries(meta.file_name)
         return out
@@ -175,6 +175,29 @@ def chain_references(files: TableFiles, snapshots: Iterable[Snapshot], *, tolera
         refs.changelog |= files.changelog_paths(snapshot, tolerant=tolerant)
         refs.manifests |= files.manifest_names(snapshot, tolerant=tolerant)
         previous = snapshot.id
+    return refs
+
+
+def changelog_references(files: TableFiles, changelog: Snapshot, *, produces_changelog: bool) -> References:
+    """What a long-lived changelog (``changelog/changelog-N``) keeps, as Paimon's ChangelogDeletion
+    sees it: its changelog manifest list, manifests and changelog files; without a changelog
+    producer, its delta (the rows it appended: APPEND-source files) and base manifest lists.
+    Tolerant: the lists of an expired snapshot may be gone already."""
+    refs = References()
+    if changelog.changelog_manifest_list:
+        refs.manifests.add(changelog.changelog_manifest_list)
+        metas = files.read_list(changelog.changelog_manifest_list, tolerant=True)
+        refs.manifests.update(m.file_name for m in metas)
+        refs.changelog |= {p for e in files.read_entries(metas, tolerant=True) if e.kind == ADD for p in files.entry_paths(e)}
+    if not produces_changelog:
+        for list_name in (changelog.base_manifest_list, changelog.delta_manifest_list):
+            metas = files.read_list(list_name, tolerant=True)
+            if metas or files.exists(list_name):
+                refs.manifests.add(list_name)
+                refs.manifests.update(m.file_name for m in metas)
+        for entry in files.read_entries(files.read_list(changelog.delta_manifest_list, tolerant=True), tolerant=True):
+            if entry.kind == ADD and entry.file.file_source in (None, FILE_SOURCE_APPEND):
+                refs.data.update(files.entry_paths(entry))
     return refs
 
 

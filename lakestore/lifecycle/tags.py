@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
 from lakestore.io.fileio import FileIO
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
-from lakestore.lifecycle.files import References, TableFiles, chain_references, delete_files
+from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 
 if TYPE_CHECKING:
@@ -246,6 +246,13 @@ def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterabl
         refs.update(chain_references(files, [manager.get(i) for i in manager.list_ids() if i not in skip]))
         for tag in _tags_under(table.file_io, f"{root}/tag"):
             refs.update(chain_references(files, [tag.snapshot]))
+        produces_changelog = table.options.changelog_producer != "none"
+        for changelog_id in manager.changelog_ids():
+            try:
+                changelog = manager.get_changelog(changelog_id)
+            except SnapshotNotFoundError:
+                continue  # expired while listing
+            refs.update(changelog_references(files, changelog, produces_changelog=produces_changelog))
     for snapshot in extra:
         refs.update(chain_references(files, [snapshot]))
     return refs

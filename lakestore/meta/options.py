@@ -176,6 +176,10 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("snapshot.num-retained.max", None, _positive_int),
         OptionSpec("snapshot.time-retained", "1 h", parse_duration_ms),
         OptionSpec("snapshot.expire.limit", "50", _positive_int),
+        # changelog retention; unset = the snapshot retention (lakestore/lifecycle/changelog_expire.py)
+        OptionSpec("changelog.num-retained.min", None, _positive_int),
+        OptionSpec("changelog.num-retained.max", None, _positive_int),
+        OptionSpec("changelog.time-retained", None, parse_duration_ms),
         # lifecycle (lakestore/lifecycle): expiration after commit, automatic tags
         OptionSpec("snapshot.expire.execution-mode", "sync", _choice("sync", "async")),
         OptionSpec("tag.automatic-creation", "none", _choice("none", "process-time")),
@@ -221,9 +225,6 @@ _NOT_IMPLEMENTED: dict[str, bool] = {
     "scan.file-creation-time-millis": True,
     "scan.bounded.watermark": True,
     "streaming-read-overwrite": True,
-    "changelog.num-retained.min": False,  # expiration would delete changelog Paimon keeps
-    "changelog.num-retained.max": False,
-    "changelog.time-retained": False,
     "record-level.expire-time": False,  # compaction would keep expired records
     "record-level.time-field": False,
     "record-level.time-field-type": False,

@@ -140,6 +140,9 @@ class SnapshotManager:
         self.file_io = file_io
         self.table_path = table_path
         self.snapshot_dir = f"{table_path}/snapshot"
+        # Long-lived changelogs (``changelog/changelog-N``): the metadata of expired snapshots
+        # whose changelog outlives them when changelog retention exceeds snapshot retention.
+        self.changelog_dir = f"{table_path}/changelog"
 
     def path(self, snapshot_id: int) -> str:
         return f"{self.snapshot_dir}/snapshot-{snapshot_id}"
@@ -199,6 +202,41 @@ class SnapshotManager:
                 yield self.get(snapshot_id)
             except SnapshotNotFoundError:
                 continue  # expired while listing
+
+    # -- long-lived changelogs ------------------------------------------------------------------
+    def changelog_path(self, snapshot_id: int) -> str:
+        return f"{self.changelog_dir}/changelog-{snapshot_id}"
+
+    def changelog_ids(self) -> list[int]:
+        ids = []
+        for name in self.file_io.list_names(self.changelog_dir):
+            if name.startswith("changelog-") and name[10:].isascii() and name[10:].isdigit():
+                ids.append(int(name[10:]))
+        return sorted(ids)
+
+    def get_changelog(self, snapshot_id: int) -> Snapshot:
+        path = self.changelog_path(snapshot_id)
+        try:
+            data = self.file_io.read_bytes(path)
+        except FileNotFoundError as exc:
+            raise SnapshotNotFoundError(f"changelog {snapshot_id} does not exist in {self.table_path}") from exc
+        return Snapshot.from_json(data, source=path)
+
+    def publish_changelog(self, snapshot: Snapshot) -> None:
+        """Keep an expiring snapshot's metadata as ``changelog/changelog-N`` (overwriting a copy a
+        crashed expiration left), then move the ``LATEST`` hint of that folder."""
+        self.file_io.write_bytes(self.changelog_path(snapshot.id), snapshot.to_json().encode())
+        self.file_io.write_bytes(f"{self.changelog_dir}/LATEST", str(snapshot.id).encode())
+
+    def get_for_changes(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id`` for reading its changes: the snapshot itself, or its
+        long-lived changelog once the snapshot expired."""
+        try:
+            return self.get(snapshot_id)
+        except SnapshotNotFoundError:
+            if self.file_io.exists(self.changelog_path(snapshot_id)):
+                return self.get_changelog(snapshot_id)
+            raise
 
     def try_publish(self, snapshot: Snapshot) -> bool:
         return self.file_io.try_publish(self.path(snapshot.id), snapshot.to_json().encode())

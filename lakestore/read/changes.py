@@ -67,7 +67,7 @@ class ChangeReader:
     def changes_between(self, from_snapshot_id: int, to_snapshot_id: int, columns: Sequence[str]) -> pa.Table:
         if to_snapshot_id < from_snapshot_id:
             raise ValueError(f"to_snapshot_id {to_snapshot_id} < from_snapshot_id {from_snapshot_id}")
-        parts = [self.snapshot_changes(self.snapshots.get(i), columns) for i in range(from_snapshot_id + 1, to_snapshot_id + 1)]
+        parts = [self.snapshot_changes(self.snapshots.get_for_changes(i), columns) for i in range(from_snapshot_id + 1, to_snapshot_id + 1)]
         return pa.concat_tables(parts) if parts else self.output_schema(columns).empty_table()
 
 
@@ -126,10 +126,11 @@ class StreamScan:
         if self.next_snapshot > latest:
             return None
         try:
-            snapshot = self.changes.snapshots.get(self.next_snapshot)
+            snapshot = self.changes.snapshots.get_for_changes(self.next_snapshot)
         except SnapshotNotFoundError as exc:
             raise SnapshotNotFoundError(
-                f"snapshot {self.next_snapshot} expired before the stream read it; use a consumer-id to protect it"
+                f"snapshot {self.next_snapshot} expired before the stream read it; use a consumer-id to protect it,"
+                " or keep changelogs longer than snapshots (changelog.num-retained.*, changelog.time-retained)"
             ) from exc
         out = self.changes.snapshot_changes(snapshot, self.columns)
         self.next_snapshot += 1
