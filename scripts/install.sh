@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Creates the project's two virtual environments (idempotent):
+# Creates the project's virtual environments (idempotent):
 #   .venv         lakestore + the Dagster/Spark pipeline + test tools (current pyarrow)
 #   .venv-oracle  pypaimon 2.1.0 + pypaimon-rust 0.4.0, the format oracles (they pin pyarrow<20)
+#   .venv-java    pypaimon 0.2.0, whose bridge jar carries Apache Paimon 0.9's Java core (the reference)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -16,4 +17,7 @@ fi
 if [ "${LAKESTORE_SKIP_ORACLE:-0}" != 1 ]; then
     [ -x .venv-oracle/bin/python ] || "$PYTHON" -m venv .venv-oracle
     .venv-oracle/bin/pip install -q "pypaimon==2.1.0" "pypaimon-rust==0.4.0" fastavro
+    # Apache Paimon 0.9's Java core: pypaimon 0.2.0 ships it as a py4j bridge jar
+    [ -x .venv-java/bin/python ] || "$PYTHON" -m venv .venv-java
+    .venv-java/bin/pip install -q "pypaimon==0.2.0" "pyarrow<20" pandas
 fi
