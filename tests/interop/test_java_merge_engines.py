@@ -56,9 +56,7 @@ def model(engine: str, commits: int) -> pa.Table:
             old = state.get((dt, key))
             if kind == "-D":
                 state.pop((dt, key), None)
-            elif old is None:
-                state[(dt, key)] = [v, w, kind]
-            elif engine == "deduplicate":
+            elif old is None or engine == "deduplicate":
                 state[(dt, key)] = [v, w, kind]
             elif engine == "partial-update":
                 state[(dt, key)] = [v if v is not None else old[0], w if w is not None else old[1], kind]
