@@ -1,0 +1,152 @@
+"""Append tables, tags, rollback, expiration, schema evolution, time travel and branches done by
+one engine and read by the other (Paimon Java 0.9 and lakestore); tables Java created with
+options lakestore refuses or ignores."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore.errors import UnsupportedTableError
+from lakestore.meta.schema_change import AddColumn, DropColumn, RenameColumn
+from tests.interop.conftest import same_rows
+
+APPEND = pa.schema([pa.field("dt", pa.string(), nullable=False), ("id", pa.int64()), ("v", pa.string())])
+PK = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+
+
+def append_rows(dt: str, ids: list[int], tag: str) -> pa.Table:
+    return pa.table({"dt": [dt] * len(ids), "id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=APPEND)
+
+
+def pk_rows(ids: list[int], tag: str) -> pa.Table:
+    return pa.table({"id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=PK)
+
+
+APPEND_LAYOUTS = {"bucket-unaware": {}, "fixed-bucket": {"bucket": "2", "bucket-key": "id"}}
+
+
+@pytest.mark.parametrize("layout", list(APPEND_LAYOUTS))
+def test_append_tables_both_ways(java, catalog, warehouse, layout):
+    table = catalog.create_table("db.t", schema=APPEND, partition_keys=["dt"], options=APPEND_LAYOUTS[layout])
+    table.write_arrow(append_rows("a", [1, 2], "l"))
+    java.write(warehouse, "db.t", append_rows("a", [3], "j"))
+    java.write(warehouse, "db.t", append_rows("b", [4, 5], "j"))
+    table = catalog.get_table("db.t")
+    table.write_arrow(append_rows("b", [6], "l"), overwrite={"dt": "b"})
+    expected = pa.concat_tables([append_rows("a", [1, 2], "l"), append_rows("a", [3], "j"), append_rows("b", [6], "l")])
+    same_rows(table.to_arrow(), expected, ["dt", "id"])
+    same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+    java.write(warehouse, "db.t", append_rows("a", [7], "j"), overwrite={"dt": "a"})
+    expected = pa.concat_tables([append_rows("a", [7], "j"), append_rows("b", [6], "l")])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])
+    catalog.get_table("db.t").compact(full=True)
+    same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+
+
+def test_tags_expiration_and_rollback_by_lakestore_read_by_java(java, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=PK, primary_keys=["id"], options={"bucket": "2"})
+    table.write_arrow(pk_rows([1, 2, 3], "a"))
+    table.create_tag("first")
+    table.write_arrow(pk_rows([3, 4], "b"))
+    table.write_arrow(pk_rows([1], "c"))
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    assert [s.id for s in table.snapshots()] == [3]
+    same_rows(java.read(warehouse, "db.t", options={"scan.tag-name": "first"}), pk_rows([1, 2, 3], "a"), ["id"])
+    same_rows(java.read(warehouse, "db.t"), table.to_arrow(), ["id"])
+    table.rollback_to(tag="first")
+    same_rows(java.read(warehouse, "db.t"), pk_rows([1, 2, 3], "a"), ["id"])
+    java.write(warehouse, "db.t", pk_rows([9], "j"))
+    same_rows(catalog.get_table("db.t").to_arrow(), pa.concat_tables([pk_rows([1, 2, 3], "a"), pk_rows([9], "j")]), ["id"])
+
+
+def test_tags_expiration_and_rollback_by_java_read_by_lakestore(java, catalog, warehouse):
+    java.create_table(warehouse, "db.t", PK, primary_keys=["id"], options={"bucket": "2"})
+    java.write(warehouse, "db.t", pk_rows([1, 2, 3], "a"))
+    java.create_tag(warehouse, "db.t", "first", 1)
+    java.write(warehouse, "db.t", pk_rows([3, 4], "b"))
+    java.write(warehouse, "db.t", pk_rows([1], "c"))
+    java.expire(warehouse, "db.t", retain_min=1, retain_max=1)
+    table = catalog.get_table("db.t")
+    assert [s.id for s in table.snapshots()] == [java.snapshots(warehouse, "db.t")[-1]["id"]]
+    same_rows(table.to_arrow(tag="first"), pk_rows([1, 2, 3], "a"), ["id"])
+    same_rows(table.to_arrow(), java.read(warehouse, "db.t"), ["id"])
+    java.rollback(warehouse, "db.t", tag="first")
+    table = catalog.get_table("db.t")
+    same_rows(table.to_arrow(), pk_rows([1, 2, 3], "a"), ["id"])
+    table.write_arrow(pk_rows([2], "l"))
+    same_rows(java.read(warehouse, "db.t"), pa.concat_tables([pk_rows([1, 3], "a"), pk_rows([2], "l")]), ["id"])
+
+
+def test_schema_evolution_by_either_side_and_time_travel_with_the_old_schema(java, catalog, warehouse):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.string()), ("b", pa.int32())])
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options={"bucket": "1"})
+    table.write_arrow(pa.table({"id": [1, 2], "a": ["x", "y"], "b": pa.array([10, 20], pa.int32())}))
+    table = catalog.alter_table("db.t", [AddColumn("c", "DOUBLE"), RenameColumn("a", "name")])
+    table.write_arrow(pa.table({"id": [3], "name": ["z"], "b": pa.array([30], pa.int32()), "c": [0.5]}))
+    java.alter(warehouse, "db.t", [{"op": "drop_column", "name": "b"}, {"op": "add_column", "name": "d", "type": "STRING"}])
+    java.write(warehouse, "db.t", pa.table({"id": [4], "name": ["w"], "c": [1.5], "d": ["j"]}))
+    table = catalog.get_table("db.t")
+    table.write_arrow(pa.table({"id": [1], "name": ["x2"], "c": [2.5], "d": ["l"]}))
+    same_rows(java.read(warehouse, "db.t"), table.to_arrow(), ["id"])
+    assert table.to_arrow().column_names == ["id", "name", "c", "d"]
+    for snapshot_id in (1, 2):
+        ours = table.to_arrow(snapshot_id=snapshot_id)
+        theirs = java.read(warehouse, "db.t", options={"scan.snapshot-id": snapshot_id})
+        assert theirs.column_names == ours.column_names
+        same_rows(theirs, ours, ["id"])
+    assert table.to_arrow(snapshot_id=1).column_names == ["id", "a", "b"]
+
+
+def test_branches_both_ways(java, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=PK, primary_keys=["id"], options={"bucket": "2"})
+    table.write_arrow(pk_rows([1, 2, 3], "a"))
+    table.create_tag("v1")
+    table.write_arrow(pk_rows([3, 4], "b"))
+    dev = table.create_branch("dev", tag="v1")
+    dev.write_arrow(pk_rows([9], "d"))
+    same_rows(java.read(warehouse, "db.t$branch_dev"), pa.concat_tables([pk_rows([1, 2, 3], "a"), pk_rows([9], "d")]), ["id"])
+    same_rows(java.read(warehouse, "db.t"), table.to_arrow(), ["id"])
+    table.create_tag("v2")
+    java.create_branch(warehouse, "db.t", "jv", tag="v2")
+    java.write(warehouse, "db.t$branch_jv", pk_rows([7], "j"))
+    branch = catalog.get_table("db.t$branch_jv")
+    same_rows(branch.to_arrow(), java.read(warehouse, "db.t$branch_jv"), ["id"])
+    assert sorted(branch.to_arrow()["id"].to_pylist()) == [1, 2, 3, 4, 7]
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    table.remove_orphan_files(older_than_ms=2**62)
+    same_rows(java.read(warehouse, "db.t$branch_jv"), branch.to_arrow(), ["id"])
+    same_rows(java.read(warehouse, "db.t$branch_dev"), catalog.get_table("db.t$branch_dev").to_arrow(), ["id"])
+
+
+def test_java_dynamic_bucket_table_is_refused_and_left_intact(java, catalog, warehouse):
+    java.create_table(warehouse, "db.t", PK, primary_keys=["id"])  # no bucket: Paimon's -1
+    table = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedTableError, match="dynamic bucket"):
+        table.write_arrow(pk_rows([1], "l"))
+    assert table.latest_snapshot() is None
+    assert java.read(warehouse, "db.t").num_rows == 0
+
+
+def test_java_table_with_a_file_index_is_read_and_written(java, catalog, warehouse):
+    options = {"bucket": "1", "file-index.bloom-filter.columns": "v"}
+    java.create_table(warehouse, "db.t", PK, primary_keys=["id"], options=options)
+    java.write(warehouse, "db.t", pk_rows([1, 2], "j"))
+    table = catalog.get_table("db.t")
+    same_rows(table.to_arrow(), pk_rows([1, 2], "j"), ["id"])
+    table.write_arrow(pk_rows([2, 3], "l"))
+    expected = pa.concat_tables([pk_rows([1], "j"), pk_rows([2, 3], "l")])
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    same_rows(lakestore.Table.from_path(table.path).to_arrow(), expected, ["id"])
+
+
+def test_java_table_with_an_unimplemented_option_is_refused_for_writes(java, catalog, warehouse):
+    java.create_table(warehouse, "db.t", PK, primary_keys=["id"], options={"bucket": "1", "sequence.field": "id"})
+    java.alter(warehouse, "db.t", [{"op": "set_option", "key": "sequence.field.sort-order", "value": "descending"}])
+    java.write(warehouse, "db.t", pk_rows([1], "j"))
+    table = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedTableError, match="sequence.field.sort-order"):
+        table.write_arrow(pk_rows([1], "l"))
+    with pytest.raises(UnsupportedTableError, match="sequence.field.sort-order"):
+        table.to_arrow()
