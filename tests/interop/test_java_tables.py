@@ -9,7 +9,7 @@ import pytest
 
 import lakestore
 from lakestore.errors import UnsupportedTableError
-from lakestore.meta.schema_change import AddColumn, DropColumn, RenameColumn
+from lakestore.meta.schema_change import AddColumn, RenameColumn
 from tests.interop.conftest import same_rows
 
 APPEND = pa.schema([pa.field("dt", pa.string(), nullable=False), ("id", pa.int64()), ("v", pa.string())])
