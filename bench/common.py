@@ -128,7 +128,7 @@ def repeat(label: str, reps: int, setup: Callable[[int], Any], run: Callable[[An
     out = None
     for i in range(reps):
         state = setup(i)
-        seconds, out = timed(lambda: run(state))
+        seconds, out = timed(lambda state=state: run(state))
         times.append(seconds)
     return Measurement(label, times, note), out
 

@@ -96,7 +96,7 @@ def task_versions(spec):
         out["pypaimon-rust"] = version("pypaimon-rust")
         out["pypaimon"] = version("pypaimon")
     except Exception as e:  # noqa: BLE001
-        out["pypaimon-rust"] = "unavailable: %s" % e
+        out["pypaimon-rust"] = f"unavailable: {e}"
     return out
 
 
@@ -106,7 +106,7 @@ def task_pk_write(spec):
     catalog = _catalog(spec["warehouse"])
     times, per_commit, native_flags = [], [], []
     for rep in range(spec["reps"]):
-        table = _create(catalog, "bench.w_%s_%d" % (spec["mode"], rep), commits[0].schema, spec)
+        table = _create(catalog, f"bench.w_{spec['mode']}_{rep}", commits[0].schema, spec)
         if spec["mode"] == "native":
             table = table.copy(dict(NATIVE_WRITE))
         gc.collect()
@@ -122,7 +122,7 @@ def task_pk_write(spec):
         "times": times,
         "per_commit": per_commit,
         "native_write_used": all(native_flags) if spec["mode"] == "native" else False,
-        "table_path": os.path.join(os.path.abspath(spec["warehouse"]), "bench.db", "w_%s_%d" % (spec["mode"], spec["reps"] - 1)),
+        "table_path": os.path.join(os.path.abspath(spec["warehouse"]), "bench.db", f"w_{spec['mode']}_{spec['reps'] - 1}"),
     }
 
 
@@ -142,7 +142,7 @@ def task_read(spec):
     table_path = os.path.abspath(spec["table_path"])
     warehouse = os.path.dirname(os.path.dirname(table_path))
     db = os.path.basename(os.path.dirname(table_path))[:-3]
-    table = CatalogFactory.create({"warehouse": warehouse}).get_table("%s.%s" % (db, os.path.basename(table_path)))
+    table = CatalogFactory.create({"warehouse": warehouse}).get_table(f"{db}.{os.path.basename(table_path)}")
     if spec["mode"] == "native":
         table = table.copy(dict(NATIVE_READ))
     times, rows = [], None
@@ -172,7 +172,7 @@ def task_commit_latency(spec):
     """One small commit per input file into one fresh table; returns each commit's seconds."""
     commits = [_read_ipc(p) for p in spec["commits"]]
     catalog = _catalog(spec["warehouse"])
-    table = _create(catalog, "bench.c_%s" % spec["mode"], commits[0].schema, spec)
+    table = _create(catalog, "bench.c_{}".format(spec["mode"]), commits[0].schema, spec)
     if spec["mode"] == "native":
         table = table.copy(dict(NATIVE_WRITE))
     times = []

@@ -63,9 +63,9 @@ def _render_table(rows: list[dict[str, Any]], columns: Sequence[str] | None = No
     cols = list(columns or rows[0].keys())
     cells = [[("" if r.get(c) is None else str(r.get(c))) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
-    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths))
+    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=False))
     sep = "  ".join("-" * w for w in widths)
-    body = ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    body = ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)) for row in cells]
     return "\n".join([line, sep, *body])
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.lifecycle.keys import compacted_key, expired_key, ingested_key, landing_key, tagged_key
 from assets.common.tables import MAIN_TABLES
+from assets.lifecycle.keys import compacted_key, expired_key, ingested_key, landing_key, tagged_key
 
 MAIN = [spec.name for spec in MAIN_TABLES]
 

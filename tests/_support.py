@@ -57,7 +57,7 @@ def _sortable(v: Any) -> Any:
     if isinstance(v, bytes):
         return base64.b16encode(v).decode()
     if isinstance(v, dt.datetime) and v.tzinfo is not None:
-        return v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        return v.astimezone(dt.UTC).replace(tzinfo=None)
     return v
 
 
@@ -66,7 +66,7 @@ def assert_same_rows(got: pa.Table, expected: pa.Table, keys: list[str] | None =
     g = sort_rows(got, keys)
     e = sort_rows(expected, keys)
     assert len(g) == len(e), f"{len(g)} rows != expected {len(e)}"
-    for i, (a, b) in enumerate(zip(g, e)):
+    for i, (a, b) in enumerate(zip(g, e, strict=False)):
         assert a == b, f"row {i} differs:\n got      {a}\n expected {b}"
 
 

@@ -20,7 +20,7 @@ from tests.oracle.driver import _read_ipc, _write_ipc, oracle_available, oracle_
 
 pytestmark = [pytest.mark.oracle, pytest.mark.skipif(not oracle_available(), reason="oracle venv not available")]
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 ODD_STRINGS = ["plain", "with space", "a/b", "c:d", "k=v", "50%", "héllo 日本", "2024-01-01 10:00:00", ""]
 
 ALL_TYPES = pa.schema(
@@ -119,7 +119,7 @@ def assert_tables_equal(got: pa.Table, expected: pa.Table, who: str) -> None:
     got = _normalise(got, expected.schema.remove_metadata())
     g, e = sort_rows(got), sort_rows(expected)
     assert len(g) == len(e), f"{who}: {len(g)} rows, expected {len(e)}"
-    for i, (a, b) in enumerate(zip(g, e)):
+    for i, (a, b) in enumerate(zip(g, e, strict=False)):
         assert a == b, f"{who}: row {i} differs\n got      {a}\n expected {b}"
 
 
@@ -331,7 +331,7 @@ def test_lakestore_reads_pypaimon_rowkind_deletes(warehouse):
     t = lakestore.Table.from_path(str(warehouse / "db.db" / "py_deletes"))
     got = {r["id"]: r["v"] for r in t.to_arrow().to_pylist()}
     expected = {i: f"v{i}" for i in range(20)}
-    for i, op in zip(ids, ["-D", "+U", "-D", "-U", "+I", "+U"]):
+    for i, op in zip(ids, ["-D", "+U", "-D", "-U", "+I", "+U"], strict=False):
         if op in ("-D", "-U"):
             expected.pop(i)
         else:
@@ -426,4 +426,4 @@ def test_engines_alternate_writes_newest_row_wins(catalog, warehouse):
     # sequence numbers are strictly increasing per bucket across all writers
     for s in t.plan():
         ranges = sorted((f.min_sequence_number, f.max_sequence_number) for f in s.files)
-        assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
+        assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:], strict=False)), ranges

@@ -75,7 +75,7 @@ PREDICATES = {
 @pytest.mark.parametrize("name", list(PREDICATES))
 @pytest.mark.parametrize("which", ["pk", "ap", "apd"])
 def test_filter_equals_arrow_filter_of_full_table(tables, name, which):
-    table = dict(zip(["pk", "ap", "apd"], tables))[which]
+    table = dict(zip(["pk", "ap", "apd"], tables, strict=False))[which]
     pred, expr = PREDICATES[name]()
     full = table.to_arrow()
     got = table.to_arrow(filter=pred)
@@ -89,7 +89,7 @@ def test_filter_equals_arrow_filter_of_full_table(tables, name, which):
 def test_pk_full_read_is_merged(tables):
     pk = tables[0]
     full = pk.to_arrow()
-    keys = list(zip(full.column("dt").to_pylist(), full.column("id").to_pylist()))
+    keys = list(zip(full.column("dt").to_pylist(), full.column("id").to_pylist(), strict=False))
     original = {i for c in range(4) for i in range(c * 100, c * 100 + 60)}
     d1_ids = original | set(range(0, 400, 3))
     assert len(keys) == len(set(keys)) == len(d1_ids) + 240 + 40

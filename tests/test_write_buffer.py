@@ -60,7 +60,7 @@ def test_small_buffer_makes_several_level0_runs_and_newest_wins(catalog, write_o
             assert {f.level for f in fs} == {0}
             # sequence numbers continue across flushes of one bucket: disjoint ranges
             ranges = sorted((f.min_sequence_number, f.max_sequence_number) for f in fs)
-            assert all(a[1] < b_[0] for a, b_ in zip(ranges, ranges[1:]))
+            assert all(a[1] < b_[0] for a, b_ in zip(ranges, ranges[1:], strict=False))
         assert not any(s.raw_convertible for s in t.plan())
     got = {r["k"]: r["v"] for r in t.to_arrow().to_pylist()}
     assert got == expected

@@ -41,7 +41,7 @@ class BucketShape:
 
 
 def partition_label(keys: Iterable[str], values: Iterable) -> str:
-    return "/".join(f"{k}={v}" for k, v in zip(keys, values))
+    return "/".join(f"{k}={v}" for k, v in zip(keys, values, strict=False))
 
 
 def table_shape(

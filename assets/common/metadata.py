@@ -12,11 +12,10 @@ from typing import Any
 import dagster as dg
 
 import lakestore
+from assets.common.lsm import partition_label, shape_markdown, table_shape
 from lakestore.format.binary_row import decode_row
 from lakestore.meta.file_scan import read_entries
 from lakestore.meta.manifest import ADD
-
-from assets.common.lsm import partition_label, shape_markdown, table_shape
 
 
 @dataclass

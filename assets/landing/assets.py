@@ -17,7 +17,10 @@ def build_landing_asset(table: str) -> dg.AssetsDefinition:
         backfill_policy=single_run,
         group_name="landing",
         kinds={"duckdb", "parquet"},
-        description=f"TPC-H {table} rows of each day from DuckDB's dbgen, with refresh-style updates (+U) and deletes (-D), as landing/{table}/dt=YYYY-MM-DD/*.parquet.",
+        description=(
+            f"TPC-H {table} rows of each day from DuckDB's dbgen, with refresh-style updates (+U) and deletes (-D),"
+            f" as landing/{table}/dt=YYYY-MM-DD/*.parquet."
+        ),
     )
     def landing_files(context: dg.AssetExecutionContext, landing: LandingResource) -> dg.MaterializeResult:
         watch = Stopwatch()

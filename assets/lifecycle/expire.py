@@ -62,7 +62,10 @@ def build_expiration_asset(spec: TableSpec) -> dg.AssetsDefinition:
         backfill_policy=single_run,
         group_name=spec.name,
         kinds={"lakestore"},
-        description=f"Snapshot expiration of {spec.identifier} (snapshot.num-retained.min/max, snapshot.time-retained); tagged snapshots' files stay.",
+        description=(
+            f"Snapshot expiration of {spec.identifier} (snapshot.num-retained.min/max, snapshot.time-retained);"
+            " tagged snapshots' files stay."
+        ),
         check_specs=[dg.AssetCheckSpec(RETENTION, asset=key, description="Retention options are respected and every tag still reads.")],
     )
     def expired(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:

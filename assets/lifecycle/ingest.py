@@ -45,7 +45,9 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
             dg.AssetCheckSpec(
                 RECONCILE,
                 asset=key,
-                description="Committed rows equal landed rows; live rows of dt=<day> lie between inserts minus all their deletes and inserts.",
+                description=(
+                    "Committed rows equal landed rows; live rows of dt=<day> lie between inserts minus all their deletes and inserts."
+                ),
             ),
             dg.AssetCheckSpec(
                 SORTED_RUNS, asset=key, description="Every touched bucket has fewer sorted runs than num-sorted-run.stop-trigger."

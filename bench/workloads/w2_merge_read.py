@@ -3,9 +3,9 @@ filtered/projected. Every system reads the SAME table files (written by lakestor
 
 from __future__ import annotations
 
-import lakestore
 import pyarrow.parquet as pq
 
+import lakestore
 from bench.common import LAKESTORE, PYARROW, PYPAIMON, PYPAIMON_RUST, Context, Target, WorkloadResult, profile_to, repeat
 from bench.lakeside import live_file_paths, runs_per_bucket
 from bench.workloads import w1_pk_write

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import lakestore
 import pyarrow.parquet as pq
 
+import lakestore
 from bench.common import LAKESTORE, PYARROW, PYPAIMON, PYPAIMON_RUST, Context, Target, WorkloadResult, repeat
 from bench.lakeside import copy_table, full_compactor, live_file_paths, runs_per_bucket
 from bench.workloads.w2_merge_read import ensure_table

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import lakestore
 from bench import data
 from bench.common import LAKESTORE, PYARROW, Context, WorkloadResult, profile_to, repeat
-from bench.lakeside import create_table, file_path, full_compactor, live_file_paths, runs_per_bucket, write_commits
+from bench.lakeside import create_table, file_path, full_compactor, runs_per_bucket, write_commits
 
 NUMBER = 4
 TITLE = "Full compaction of 1M rows in 5 runs per bucket"

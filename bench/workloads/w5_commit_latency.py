@@ -38,7 +38,8 @@ def run(ctx: Context) -> WorkloadResult:
     res.facts.append(
         (
             "commits",
-            f"{n} commits of {ROWS_PER_COMMIT} rows (one partition each); latest snapshot id {snap.id}, kinds appended+compact as the writer decides",
+            f"{n} commits of {ROWS_PER_COMMIT} rows (one partition each); latest snapshot id {snap.id},"
+            " kinds appended+compact as the writer decides",
         )
     )
     res.facts.append(

@@ -44,7 +44,7 @@ def main(argv: list[str]) -> int:
         times = []
         for _ in range(reps):
             table = fresh()
-            times.append(_timed(lambda: table.write_arrow(pq.ParquetFile(path).iter_batches(batch_size=500_000))))
+            times.append(_timed(lambda table=table, path=path: table.write_arrow(pq.ParquetFile(path).iter_batches(batch_size=500_000))))
         results.setdefault(label, {})["single"] = times
     spark = create_spark_session(spec["master"], app_name="lakestore-bench")
     try:
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
             times = []
             for _ in range(reps):
                 table = fresh()
-                times.append(_timed(lambda: write_dataframe(spark.read.parquet(path), table)))
+                times.append(_timed(lambda table=table, path=path: write_dataframe(spark.read.parquet(path), table)))
                 if table.latest_snapshot() is None or table.latest_snapshot().total_record_count != pq.ParquetFile(path).metadata.num_rows:
                     raise RuntimeError(f"spark write of {label} committed the wrong row count")
             results[label]["spark"] = times

@@ -9,6 +9,7 @@ are deleted; when the outcome is unknown (an error while publishing) nothing is 
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -178,10 +179,8 @@ class TableCommit:
             self.publish_attempted = True  # from here on, an error leaves the outcome unknown
             if self.snapshots.try_publish(snapshot):
                 self._hook("after-publish")
-                try:
+                with contextlib.suppress(OSError):  # the snapshot landed; LATEST is a hint readers verify
                     self.snapshots.write_latest_hint(snapshot.id)
-                except OSError:
-                    pass  # the snapshot landed; LATEST is only a hint that readers verify
                 self._hook("after-hint")
                 return snapshot
             for name in written.manifests:  # provably not referenced: another snapshot took the id
@@ -241,7 +240,7 @@ class TableCommit:
                 (decode_row(f.min_key, self._key_types, source=source), decode_row(f.max_key, self._key_types, source=source), f.file_name)
                 for f in files
             )
-            for (_, prev_max, prev_name), (cur_min, _, cur_name) in zip(ranges, ranges[1:]):
+            for (_, prev_max, prev_name), (cur_min, _, cur_name) in zip(ranges, ranges[1:], strict=False):
                 if cur_min <= prev_max:
                     raise CommitConflictError(f"files {prev_name} and {cur_name} overlap in key range on level {level} of bucket {bucket}")
 

@@ -187,7 +187,7 @@ def _in_partitions(
     selected = []
     for partition, bucket in sorted(buckets):
         if partitions is not None:
-            values = dict(zip(keys, decode_row(partition, types)))
+            values = dict(zip(keys, decode_row(partition, types), strict=False))
             if not any(all(values.get(k) == v for k, v in p.items()) for p in partitions):
                 continue
         selected.append((partition, bucket))

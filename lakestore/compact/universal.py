@@ -69,10 +69,7 @@ class UniversalCompaction:
 
     @staticmethod
     def _create_unit(runs: Sequence[LevelSortedRun], max_level: int, run_count: int) -> CompactUnit:
-        if run_count == len(runs):
-            output_level = max_level
-        else:
-            output_level = max(0, runs[run_count].level - 1)
+        output_level = max_level if run_count == len(runs) else max(0, runs[run_count].level - 1)
         if output_level == 0:
             # Never write level 0: extend the unit to the next run on a level >= 1.
             for i in range(run_count, len(runs)):

@@ -195,7 +195,7 @@ def encode_rows(types: Sequence[DataType], arrays: Sequence[pa.Array], num_rows:
     n = num_rows if num_rows is not None else (len(arrays[0]) if arrays else 0)
     head = header_size(arity)
     fixed_end = head + 8 * arity
-    columns = [_column(t, a) for t, a in zip(types, arrays)]
+    columns = [_column(t, a) for t, a in zip(types, arrays, strict=False)]
     if arity <= 56 and not any(col.in_var.any() for col in columns):
         return _encode_fixed(arity, n, head, columns)
     reserved = np.zeros((n, arity), dtype=np.int64)
@@ -237,7 +237,7 @@ def _encode_fixed(arity: int, n: int, head: int, columns: list[_Column]) -> Bina
 
 def encode_values(types: Sequence[DataType], values: Sequence[Any]) -> bytes:
     """One row of Python values, serialized with its arity prefix."""
-    arrays = [pa.array([v], type=t.to_arrow()) for t, v in zip(types, values)]
+    arrays = [pa.array([v], type=t.to_arrow()) for t, v in zip(types, values, strict=False)]
     return encode_rows(types, arrays, 1).row(0)
 
 
@@ -320,5 +320,5 @@ def _decode_value(t: DataType, slot_bytes: bytes, row: memoryview) -> Any:
             offset, nanos = slot >> 32, slot & 0xFFFFFFFF
             millis = struct.unpack_from("<q", row, offset)[0]
         value = _EPOCH + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
-        return value.replace(tzinfo=dt.timezone.utc) if root == "TIMESTAMP_LTZ" else value
+        return value.replace(tzinfo=dt.UTC) if root == "TIMESTAMP_LTZ" else value
     raise UnsupportedTypeError(f"cannot decode {t}")

@@ -12,7 +12,6 @@ from lakestore.errors import CorruptMetadataError
 from lakestore.format.kv import KEY_PREFIX
 from lakestore.io.fileio import FileIO
 
-
 ROW_GROUP_ROWS = 1 << 20
 
 

@@ -45,7 +45,7 @@ def partition_path(
 ) -> str:
     """``k1=v1/k2=v2`` (escaped), or ``""`` for an unpartitioned table."""
     parts = []
-    for name, dtype, value in zip(names, types, values):
+    for name, dtype, value in zip(names, types, values, strict=False):
         text = partition_value_string(value, dtype, default_name=default_name)
         part = f"{escape_path_name(name)}={escape_path_name(text)}"
         if len(part.encode()) > _MAX_NAME_BYTES:

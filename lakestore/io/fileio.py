@@ -14,7 +14,7 @@ import shutil
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -190,7 +190,5 @@ class LocalFileIO(FileIO):
 
 
 def _remove_quietly(path: str) -> None:
-    try:
+    with suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass

@@ -356,7 +356,9 @@ _SQLITE = _Dialect(
     name="sqlite",
     param="?",
     # Paimon's SqlLiteDistributedLockDialect; CURRENT_TIMESTAMP is UTC text, 'now' is UTC
-    release_expired_sql=f"DELETE FROM {LOCK_TABLE} WHERE strftime('%s','now') - strftime('%s', acquired_at) > expire_time_seconds AND lock_id = ?",
+    release_expired_sql=(
+        f"DELETE FROM {LOCK_TABLE} WHERE strftime('%s','now') - strftime('%s', acquired_at) > expire_time_seconds AND lock_id = ?"
+    ),
     connect=_sqlite_connect,
     integrity_error=_sqlite_integrity_error,
 )
@@ -364,7 +366,9 @@ _POSTGRES = _Dialect(
     name="postgresql",
     param="%s",
     # Paimon's PostgresqlDistributedLockDialect
-    release_expired_sql=f"DELETE FROM {LOCK_TABLE} WHERE EXTRACT(EPOCH FROM AGE(NOW(), acquired_at)) > expire_time_seconds AND lock_id = %s",
+    release_expired_sql=(
+        f"DELETE FROM {LOCK_TABLE} WHERE EXTRACT(EPOCH FROM AGE(NOW(), acquired_at)) > expire_time_seconds AND lock_id = %s"
+    ),
     connect=_postgres_connect,
     integrity_error=_postgres_integrity_error,
 )

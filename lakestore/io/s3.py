@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -341,16 +341,12 @@ class S3FileIO(FileIO):
 
     # -- deletes and renames ------------------------------------------------------------------
     def delete(self, path: str) -> None:
-        try:
+        with suppress(FileNotFoundError):
             self.arrow_filesystem().delete_file(self.arrow_path(path))
-        except FileNotFoundError:
-            pass
 
     def delete_dir(self, path: str) -> None:
-        try:
+        with suppress(FileNotFoundError):
             self.arrow_filesystem().delete_dir(self.arrow_path(path).rstrip("/"))
-        except FileNotFoundError:
-            pass
 
     def mkdirs(self, path: str) -> None:
         key = self.arrow_path(path).rstrip("/")

@@ -6,6 +6,7 @@ directories are removed."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -76,8 +77,6 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
     if not dry_run:
         for folder in sorted(dirs, key=len, reverse=True):  # deepest first
             if os.path.basename(folder) != "manifest" and not table.file_io.list_status(folder):
-                try:
+                with contextlib.suppress(OSError):  # not empty any more (a writer), or not a local path
                     os.rmdir(folder)
-                except OSError:
-                    pass  # not empty any more (a writer), or not a local path
     return OrphanResult(tuple(deleted), total, dry_run)

@@ -8,6 +8,7 @@ expires; a tag is created with ``try_publish``, so two creators of one name cann
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
@@ -18,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
 from lakestore.io.fileio import FileIO
-from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
+from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 
 if TYPE_CHECKING:
@@ -215,10 +216,8 @@ def auto_create_tags(table: Table, *, now_ms: int | None = None) -> list[str]:
     limit = options.get("tag.num-retained-max")
     if limit is not None:
         for old in sorted(auto)[: max(0, len(auto) - limit)]:
-            try:
+            with contextlib.suppress(TagNotFoundError):
                 manager.delete(old)
-            except TagNotFoundError:
-                pass
     return created
 
 

@@ -58,7 +58,8 @@ class AggregationEngine(MergeEngine):
         for name, function in self.functions.items():
             if has_retract and function not in _RETRACTABLE and not self.ignore_retract.get(name, False):
                 raise MergeEngineError(
-                    f"aggregate function {function!r} of column {name!r} cannot retract (-U/-D); set 'fields.{name}.ignore-retract' = 'true'"
+                    f"aggregate function {function!r} of column {name!r} cannot retract (-U/-D);"
+                    f" set 'fields.{name}.ignore-retract' = 'true'"
                 )
             if function == "count":
                 column = rows.column(name)

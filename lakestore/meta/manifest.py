@@ -168,7 +168,7 @@ class DataFileMeta:
     def to_avro(self) -> dict[str, Any]:
         created = None
         if self.creation_time_ms is not None:
-            created = dt.datetime.fromtimestamp(self.creation_time_ms / 1000, tz=dt.timezone.utc)
+            created = dt.datetime.fromtimestamp(self.creation_time_ms / 1000, tz=dt.UTC)
         return {
             "_FILE_NAME": self.file_name,
             "_FILE_SIZE": self.file_size,
@@ -198,7 +198,7 @@ class DataFileMeta:
         created = rec.get("_CREATION_TIME")
         if isinstance(created, dt.datetime):
             if created.tzinfo is None:
-                created = created.replace(tzinfo=dt.timezone.utc)
+                created = created.replace(tzinfo=dt.UTC)
             created = int(created.timestamp() * 1000)
         stats_cols = rec.get("_VALUE_STATS_COLS")
         write_cols = rec.get("_WRITE_COLS")

@@ -22,7 +22,7 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
     mins: list[pa.Array] = []
     maxs: list[pa.Array] = []
     nulls: list[int] = []
-    for name, dtype in zip(columns, types):
+    for name, dtype in zip(columns, types, strict=False):
         column = table.column(name)
         arrow_type = dtype.to_arrow()
         nulls.append(column.null_count)
@@ -33,7 +33,7 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
         result = pc.min_max(column)
         mins.append(pa.array([result["min"]], type=arrow_type))
         maxs.append(pa.array([result["max"]], type=arrow_type))
-    both = encode_rows(types, [pa.concat_arrays([lo, hi]) for lo, hi in zip(mins, maxs)], 2)
+    both = encode_rows(types, [pa.concat_arrays([lo, hi]) for lo, hi in zip(mins, maxs, strict=False)], 2)
     return SimpleStats(both.row(0), both.row(1), tuple(nulls))
 
 

@@ -37,7 +37,7 @@ def _stats_dict(names: Sequence[str], types: Sequence[DataType], stats: SimpleSt
         return {}
     mins = decode_row(stats.min_values, types, source=source)
     maxs = decode_row(stats.max_values, types, source=source)
-    return {n: (lo, hi, nc, row_count) for n, lo, hi, nc in zip(names, mins, maxs, stats.null_counts)}
+    return {n: (lo, hi, nc, row_count) for n, lo, hi, nc in zip(names, mins, maxs, stats.null_counts, strict=False)}
 
 
 def raw_convertible(files: Sequence[DataFileMeta], *, primary_key: bool) -> bool:
@@ -78,7 +78,7 @@ class ScanPlanner:
 
     def _partition_may_match(self, predicate: Predicate, entry: ManifestEntry) -> bool:
         values = self.partition_values(entry.partition)
-        stats = {n: (v, v, 1 if v is None else 0, 1) for n, v in zip(self.partition_keys, values)}
+        stats = {n: (v, v, 1 if v is None else 0, 1) for n, v in zip(self.partition_keys, values, strict=False)}
         return predicate.might_match(stats)
 
     def _file_may_match(self, predicate: Predicate, entry: ManifestEntry) -> bool:

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from lakestore.format.arrow_ops import group_last, group_starts, sort_indices
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
-from lakestore.format.parquet import read_parquet
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts

@@ -16,9 +16,9 @@ from pyspark.sql import SparkSession
 
 from lakestore.compact import compact_bucket, select_buckets
 from lakestore.errors import PartitionValueError
+from lakestore.io.fileio import FileIO
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.spark.write import MESSAGE_COLUMN, MESSAGE_SCHEMA, collect_messages, commit_messages
-from lakestore.io.fileio import FileIO
 from lakestore.table import Table
 
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None

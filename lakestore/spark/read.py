@@ -17,10 +17,10 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from lakestore.errors import SchemaMismatchError
+from lakestore.io.fileio import FileIO
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Split
 from lakestore.spark.types import spark_arrow_schema, spark_schema, to_spark_arrow
-from lakestore.io.fileio import FileIO
 from lakestore.table import Table
 
 _BATCH_ROWS = 65536

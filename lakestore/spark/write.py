@@ -27,12 +27,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from lakestore.commit.commit import Overwrite
 from lakestore import errors
+from lakestore.commit.commit import Overwrite
 from lakestore.errors import PartitionValueError
+from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from lakestore.io.fileio import FileIO
 from lakestore.table import Table
 from lakestore.write.input import assign_buckets, conform
 

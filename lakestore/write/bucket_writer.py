@@ -14,8 +14,8 @@ from lakestore.errors import CommitConflictError
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts
-from lakestore.merge.engine import FirstRowEngine
 from lakestore.merge.changelog import diff_changelog
+from lakestore.merge.engine import FirstRowEngine
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakestore.write.file_writer import DataFileWriter
@@ -182,10 +182,7 @@ class MergeTreeBucketWriter(BucketWriter):
         rank among them, and a buffer holding only this chunk needs no sort at flush."""
         self._presorted = arrival is not None and not self.buffer
         n = rows.num_rows
-        if arrival is None:
-            offsets = np.arange(n, dtype=np.int64)
-        else:
-            offsets = np.searchsorted(np.sort(arrival), arrival).astype(np.int64)
+        offsets = np.arange(n, dtype=np.int64) if arrival is None else np.searchsorted(np.sort(arrival), arrival).astype(np.int64)
         sequence = pa.array(self.next_sequence + offsets)
         self.next_sequence += n
         prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))

@@ -70,7 +70,7 @@ class DataFileWriter:
         files = write_parquet_rolling(
             self.file_io, next_path, table, target_size=self.options.target_file_size, compression=self.options.file_compression
         )
-        return list(zip(names, files))
+        return list(zip(names, files, strict=False))
 
     def write_kv(self, rows: pa.Table, *, level: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
         """``rows``: user columns + _SEQUENCE_NUMBER + _VALUE_KIND, sorted by key (unique keys

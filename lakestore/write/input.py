@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import NullKeyError, SchemaMismatchError
-from lakestore.format.binary_row import encode_values
 from lakestore.format.arrow_ops import NUMPY_SORTABLE
+from lakestore.format.binary_row import encode_values
 from lakestore.format.bucket import compute_buckets
 from lakestore.format.kv import ROW_KIND_SHORT
 from lakestore.format.partition_path import partition_path
@@ -158,7 +158,7 @@ def split_by_partition_and_bucket(
     sorted_groups = group[order]
     starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_groups)) + 1, [n]])
     bucket_sorted = buckets[order]
-    for s_, e in zip(starts[:-1], starts[1:]):
+    for s_, e in zip(starts[:-1], starts[1:], strict=False):
         chunk = ordered.slice(int(s_), int(e - s_))
         values = tuple(chunk.column(k)[0].as_py() for k in partition_keys)
         yield Routed(values, int(bucket_sorted[s_]), chunk, order[s_:e] if presort else None)

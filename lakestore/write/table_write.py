@@ -99,7 +99,7 @@ class TableWrite:
         if spec is None:
             if self._overwrite_partition is not None:
                 expected = self._overwrite_partition
-                actual = dict(zip(self.schema.partition_keys, values))
+                actual = dict(zip(self.schema.partition_keys, values, strict=False))
                 mismatched = {k: v for k, v in expected.items() if actual.get(k) != v}
                 if mismatched:
                     raise PartitionValueError(f"row with partition {actual} is outside the overwritten partition {expected}")
@@ -192,7 +192,7 @@ class TableWrite:
 
 
 def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:
-    if isinstance(data, pa.Table) or isinstance(data, pa.RecordBatch):
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
         yield data
     elif isinstance(data, pa.RecordBatchReader):
         yield from data

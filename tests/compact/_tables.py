@@ -31,7 +31,7 @@ def live_files(table: lakestore.Table, snapshot=None) -> list[DataFileMeta]:
 
 def parquet_files(table: lakestore.Table) -> set[str]:
     out = set()
-    for d, _, files in os.walk(table.path):
+    for _d, _, files in os.walk(table.path):
         out |= {f for f in files if f.endswith(".parquet")}
     return out
 

@@ -3,15 +3,14 @@ dropping only at the last level, output rolling at target-file-size."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from lakestore.compact import BucketCompactor
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.format.binary_row import EMPTY_ROW, decode_row
-from lakestore.meta.commit_message import CommitMessage
 from lakestore.format.kv import DELETE, VALUE_KIND
+from lakestore.meta.commit_message import CommitMessage
 
 from ._tables import PK_SCHEMA, catalog, kv, live_files, parquet_files
 
@@ -202,7 +201,7 @@ def test_output_rolls_at_target_file_size(tmp_path):
     assert all(f.file_size <= 2 * 4 * 1024 for f in out), [f.file_size for f in out]
     assert all(f.file_size >= 4 * 1024 for f in out[:-1]), [f.file_size for f in out]
     types = t.schema.types_of(["id"])
-    for before, after in zip(out, out[1:]):
+    for before, after in zip(out, out[1:], strict=False):
         assert decode_row(before.max_key, types) < decode_row(after.min_key, types)
     assert t.to_arrow().column("v").to_pylist() == [f"z{i}" for i in range(2000)] or sorted(t.to_arrow().column("v").to_pylist()) == sorted(
         f"z{i}" for i in range(2000)

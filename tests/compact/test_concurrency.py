@@ -3,6 +3,7 @@ refuse one side (CommitConflictError), but data is never lost or duplicated."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -72,10 +73,8 @@ def test_writer_and_dedicated_compactor_race(tmp_path):
         try:
             for i in range(25):
                 user = f"w{i}"
-                try:
+                with contextlib.suppress(CommitConflictError):
                     t.write_arrow(kv([i % 7, 50 + i], f"w{i}-"), commit_user=user)
-                except CommitConflictError:
-                    pass
                 landed_users.append(user)
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
@@ -85,10 +84,8 @@ def test_writer_and_dedicated_compactor_race(tmp_path):
     def compactor():
         try:
             while not stop.is_set():
-                try:
+                with contextlib.suppress(CommitConflictError):
                     t.compact(full=True)
-                except CommitConflictError:
-                    pass
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 

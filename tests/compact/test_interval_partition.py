@@ -60,7 +60,7 @@ def test_random_sections_are_maximal_and_disjoint(seed):
     files = [file(100, name=f"f{i}", min_key=a, max_key=b) for i, (a, b) in enumerate(intervals)]
     sections = [bounds(s) for s in interval_partition(files, [INT])]
     assert sorted(x for s in sections for x in s) == sorted(intervals)
-    for before, after in zip(sections, sections[1:]):
+    for before, after in zip(sections, sections[1:], strict=False):
         assert max(b for _, b in before) < min(a for a, _ in after)
     for s in sections:
         reach = s[0][1]

@@ -8,10 +8,10 @@ has neither option, so there is nothing to test.
 
 from __future__ import annotations
 
+from lakestore.compact.levels import LevelSortedRun
 from lakestore.compact.universal import UniversalCompaction, pick_full_compaction
 
 from ._fakes import file, level, level0, sizes_of
-from lakestore.compact.levels import LevelSortedRun
 
 
 def universal(max_size_amp: int, size_ratio: int, trigger: int) -> UniversalCompaction:

@@ -178,7 +178,7 @@ def _strategy(type_text: str):
         if t.precision == 3:
             s = s.map(lambda v: v.replace(microsecond=v.microsecond // 1000 * 1000))
     else:  # TIMESTAMP_LTZ
-        s = st.datetimes(_TS_MIN, _TS_MAX).map(lambda v: v.replace(tzinfo=dt.timezone.utc))
+        s = st.datetimes(_TS_MIN, _TS_MAX).map(lambda v: v.replace(tzinfo=dt.UTC))
     return st.tuples(st.just(type_text), st.none() | s)
 
 

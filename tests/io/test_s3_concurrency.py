@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from s3io_worker import SCHEMA
 
 import lakestore
-
-from s3io_worker import SCHEMA
 
 WORKER = str(Path(__file__).resolve().parent / "s3io_worker.py")
 WRITERS = 4

@@ -9,10 +9,10 @@ import sqlite3
 import time
 
 import pyarrow as pa
-
-import lakestore
 from s3io_worker import rows
 from test_s3_concurrency import make_table, run_writers, spawn
+
+import lakestore
 
 
 def test_killed_lock_holder_is_taken_over_after_expiry(s3_server, bucket, tmp_path):

@@ -120,10 +120,9 @@ def test_fileio_primitives(s3_server, bucket):
         fio.read_bytes(f"{base}/nothing")
     assert fio.list_status(f"{base}/nothing") == []
     # a failed streamed write leaves no object behind
-    with pytest.raises(RuntimeError):
-        with fio.open_output(f"{base}/data/part.parquet") as sink:
-            sink.write(b"partial")
-            raise RuntimeError("writer failed")
+    with pytest.raises(RuntimeError), fio.open_output(f"{base}/data/part.parquet") as sink:
+        sink.write(b"partial")
+        raise RuntimeError("writer failed")
     assert not fio.exists(f"{base}/data/part.parquet")
     fio.delete(f"{base}/snapshot/snapshot-1")
     fio.delete(f"{base}/snapshot/snapshot-1")  # idempotent

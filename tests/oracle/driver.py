@@ -16,8 +16,9 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 import pyarrow as pa
 
@@ -36,8 +37,8 @@ class OracleError(RuntimeError):
         self.stdout = stdout
         self.stderr = stderr
         super().__init__(
-            "oracle command failed (exit %s): %s\n--- stderr ---\n%s\n--- stdout ---\n%s"
-            % (returncode, " ".join(map(str, cmd)), stderr.strip()[-8000:], stdout.strip()[-2000:])
+            f"oracle command failed (exit {returncode}): {' '.join(map(str, cmd))}\n"
+            f"--- stderr ---\n{stderr.strip()[-8000:]}\n--- stdout ---\n{stdout.strip()[-2000:]}"
         )
 
 
@@ -48,7 +49,7 @@ def oracle_python() -> Path:
     return REPO_ROOT / ".venv-oracle" / "bin" / "python"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe(python: str) -> bool:
     if not Path(python).exists():
         return False
@@ -84,9 +85,8 @@ def run_cli(*args: Any, timeout: float = DEFAULT_TIMEOUT) -> dict:
 
 
 def _write_ipc(table: pa.Table, path: Path) -> None:
-    with pa.OSFile(str(path), "wb") as sink:
-        with pa.ipc.new_file(sink, table.schema) as w:
-            w.write_table(table)
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
 
 
 def _read_ipc(path: Path) -> pa.Table:
@@ -97,11 +97,11 @@ def _read_ipc(path: Path) -> pa.Table:
 def oracle_read(
     table_path,
     *,
-    snapshot_id: Optional[int] = None,
+    snapshot_id: int | None = None,
     native: bool = False,
     return_info: bool = False,
-    tag: Optional[str] = None,
-    timestamp_millis: Optional[int] = None,
+    tag: str | None = None,
+    timestamp_millis: int | None = None,
 ):
     """Read a whole table with pypaimon (native=True: the pypaimon-rust reader).
 
@@ -130,9 +130,9 @@ def oracle_write(
     *,
     primary_keys: Iterable[str] = (),
     partition_keys: Iterable[str] = (),
-    options: Optional[Mapping[str, Any]] = None,
+    options: Mapping[str, Any] | None = None,
     native: bool = False,
-    overwrite_partition: Optional[Mapping[str, Any]] = None,
+    overwrite_partition: Mapping[str, Any] | None = None,
 ) -> dict:
     """Create db/table if missing and write ``data`` in one batch commit with pypaimon.
 
@@ -157,14 +157,14 @@ def oracle_write(
         return run_cli(*args)
 
 
-def oracle_snapshot(table_path, snapshot_id: Optional[int] = None) -> Optional[dict]:
+def oracle_snapshot(table_path, snapshot_id: int | None = None) -> dict | None:
     args = ["snapshot", "--table-path", Path(table_path).resolve()]
     if snapshot_id is not None:
         args += ["--snapshot-id", snapshot_id]
     return run_cli(*args)["snapshot"]
 
 
-def oracle_manifests(table_path, snapshot_id: Optional[int] = None) -> dict:
+def oracle_manifests(table_path, snapshot_id: int | None = None) -> dict:
     """Decoded manifest lists + entries of a snapshot (bytes as {"hex": ...})."""
     args = ["manifests", "--table-path", Path(table_path).resolve()]
     if snapshot_id is not None:

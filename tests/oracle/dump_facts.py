@@ -27,7 +27,6 @@ import tempfile
 import fastavro
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from pypaimon import CatalogFactory, Schema
 from pypaimon.schema.data_types import AtomicType, DataField
 from pypaimon.table.row.generic_row import GenericRow, GenericRowSerializer
@@ -55,7 +54,7 @@ def enc(v):
 # ---------------------------------------------------------------------------
 # BinaryRow
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 SINGLE = [
     ("BOOLEAN", [True, False]),
     ("TINYINT", [0, 1, -1, 127, -128]),
@@ -100,7 +99,7 @@ MULTI = [
 
 
 def binary_row(types, values):
-    fields = [DataField(i, "f%d" % i, AtomicType(t)) for i, t in enumerate(types)]
+    fields = [DataField(i, f"f{i}", AtomicType(t)) for i, t in enumerate(types)]
     return GenericRowSerializer.to_bytes(GenericRow(list(values), fields, RowKind.INSERT))
 
 
@@ -156,7 +155,7 @@ def _write_table(warehouse, ident, data, pks, parts, options, route):
 
 def _entries(table_path):
     snaps = [int(n.split("-")[1]) for n in os.listdir(os.path.join(table_path, "snapshot")) if n.startswith("snapshot-")]
-    with open(os.path.join(table_path, "snapshot", "snapshot-%d" % max(snaps))) as f:
+    with open(os.path.join(table_path, "snapshot", f"snapshot-{max(snaps)}")) as f:
         snap = json.load(f)
     out = []
     mdir = os.path.join(table_path, "manifest")
@@ -220,7 +219,7 @@ STRINGS = [
 
 
 def _bucket_case(name, data, pks, parts, bucket_keys, nbuckets, route, tmp, extra_opts=None):
-    wh = os.path.join(tmp, "%s-%s" % (name, route))
+    wh = os.path.join(tmp, f"{name}-{route}")
     opts = {"bucket": str(nbuckets)}
     opts.update(extra_opts or {})
     tp = _write_table(wh, "db.t", data, pks, parts, opts, route)
@@ -232,7 +231,7 @@ def _bucket_case(name, data, pks, parts, bucket_keys, nbuckets, route, tmp, extr
     for b, rel, key in rows:
         computed = _bucket_from_hash(RowKeyExtractor._binary_row_hash_code(key, fields), nbuckets)
         mism += computed != b
-        assert rel.endswith("bucket-%d" % b), (rel, b)
+        assert rel.endswith(f"bucket-{b}"), (rel, b)
         records.append({"key": [enc(k) for k in key], "bucket": b})
     records.sort(key=lambda r: json.dumps(r["key"], sort_keys=True))
     return {
@@ -271,7 +270,7 @@ def dump_buckets(tmp):
                     "v": pa.array([float(i) for i in range(len(ids))]),
                 }
             )
-            cases.append(_bucket_case("pk_dt_id_bigint_b%d" % nb, data, ["dt", "id"], ["dt"], ["id"], nb, route, tmp))
+            cases.append(_bucket_case(f"pk_dt_id_bigint_b{nb}", data, ["dt", "id"], ["dt"], ["id"], nb, route, tmp))
         # STRING key
         data = pa.table({"k": pa.array(STRINGS), "v": pa.array(range(len(STRINGS)), pa.int64())})
         cases.append(_bucket_case("pk_string_b4", data, ["k"], [], ["k"], 4, route, tmp))
@@ -323,7 +322,7 @@ PART_STRINGS = [
 
 
 def _partition_case(name, data, part, route, tmp):
-    wh = os.path.join(tmp, "part-%s-%s" % (name, route))
+    wh = os.path.join(tmp, f"part-{name}-{route}")
     tp = _write_table(wh, "db.t", data, [], [part], {"bucket": "-1"}, route)
     idx = _file_index(tp)
     out = []
@@ -360,7 +359,6 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures", "oracle_facts.json"))
     args = ap.parse_args()
-    import pypaimon
     from importlib.metadata import version
 
     facts = {

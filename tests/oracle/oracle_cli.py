@@ -31,6 +31,7 @@ The JSON result reports which route was really taken.
 """
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -69,7 +70,7 @@ def _split_table_path(table_path):
     if not db_base.endswith(".db"):
         return None, None
     warehouse = os.path.dirname(db_dir)
-    return warehouse, "%s.%s" % (db_base[:-3], table)
+    return warehouse, f"{db_base[:-3]}.{table}"
 
 
 def open_table(table_path, extra_options=None):
@@ -83,7 +84,7 @@ def open_table(table_path, extra_options=None):
             catalog = CatalogFactory.create({"warehouse": warehouse})
             table = catalog.get_table(identifier)
         except Exception as e:  # noqa: BLE001
-            print("catalog open failed (%s), using from_path" % e, file=sys.stderr)
+            print(f"catalog open failed ({e}), using from_path", file=sys.stderr)
             table = None
     if table is None:
         from pypaimon.table.file_store_table import FileStoreTable
@@ -153,9 +154,8 @@ def _read_ipc(path):
 def _write_ipc(table, path):
     import pyarrow as pa
 
-    with pa.OSFile(path, "wb") as sink:
-        with pa.ipc.new_file(sink, table.schema) as w:
-            w.write_table(table)
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
 
 
 def _schema_order(table, result):
@@ -180,7 +180,7 @@ def _rust_table(table_path):
 
     warehouse, identifier = _split_table_path(table_path)
     if warehouse is None:
-        raise ValueError("--rust needs <warehouse>/<db>.db/<table>: %s" % table_path)
+        raise ValueError(f"--rust needs <warehouse>/<db>.db/<table>: {table_path}")
     cat = PaimonCatalog({"warehouse": warehouse})
     return cat.get_table(tuple(identifier.split(".", 1)))
 
@@ -196,10 +196,7 @@ def _cmd_read_rust(args):
     splits = rb.new_scan().plan().splits()
     batches = rb.new_read().read(splits) if splits else []
     py_table = open_table(args.table_path)
-    if batches:
-        result = pa.Table.from_batches(batches)
-    else:
-        result = None
+    result = pa.Table.from_batches(batches) if batches else None
     result = _schema_order(py_table, result)
     _write_ipc(result, args.out)
     _emit({"rows": result.num_rows, "columns": result.column_names, "splits": len(splits), "route": "pypaimon_rust direct"})
@@ -246,6 +243,7 @@ def cmd_streaming_read(args):
     of any later snapshots, until no new plan arrives within --idle-seconds.
     Row kinds are returned in column `_row_kind` when pypaimon provides them."""
     import asyncio
+
     import pyarrow as pa
 
     opts = {}
@@ -253,10 +251,8 @@ def cmd_streaming_read(args):
         opts.update(NATIVE_READ_OPTIONS)
     table = open_table(args.table_path, opts)
     rb = table.new_stream_read_builder().with_poll_interval_ms(50)
-    try:
+    with contextlib.suppress(Exception):  # older pypaimon: no row kinds
         rb = rb.with_include_row_kind(True)
-    except Exception:  # noqa: BLE001
-        pass
     scan = rb.new_streaming_scan()
     read = rb.new_read()
     tables = []
@@ -267,7 +263,7 @@ def cmd_streaming_read(args):
         for _ in range(args.max_polls):
             try:
                 plan = await asyncio.wait_for(gen.__anext__(), timeout=args.idle_seconds)
-            except (asyncio.TimeoutError, StopAsyncIteration):
+            except (TimeoutError, StopAsyncIteration):
                 break
             splits = plan.splits()
             t = read.to_arrow(splits) if splits else None
@@ -295,7 +291,6 @@ def _paimon_schema_from_arrow(pa_schema, primary_keys, partition_keys, options):
 
 
 def cmd_write(args):
-    import pyarrow as pa
     from pypaimon import CatalogFactory
 
     route = _Route()
@@ -387,7 +382,7 @@ def _snapshot_json(table_path, snapshot_id=None):
         if not ids:
             return None
         snapshot_id = max(ids)
-    with open(os.path.join(snap_dir, "snapshot-%d" % snapshot_id)) as f:
+    with open(os.path.join(snap_dir, f"snapshot-{snapshot_id}")) as f:
         return json.load(f)
 
 
@@ -399,7 +394,7 @@ def cmd_snapshot(args):
         latest = table.snapshot_manager().get_latest_snapshot()
         pyp_id = latest.id if latest else None
     except Exception as e:  # noqa: BLE001
-        pyp_id = "error: %s" % e
+        pyp_id = f"error: {e}"
     _emit({"snapshot": snap, "pypaimon_latest_id": pyp_id})
 
 
@@ -471,8 +466,8 @@ def cmd_compute_bucket(args):
 def cmd_alter(args):
     """Schema evolution through pypaimon's filesystem catalog (alter_table)."""
     from pypaimon import CatalogFactory
-    from pypaimon.schema.schema_change import SchemaChange
     from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
 
     catalog = CatalogFactory.create({"warehouse": args.warehouse})
     changes = []
@@ -485,7 +480,7 @@ def cmd_alter(args):
         elif kind == "drop":
             changes.append(SchemaChange.drop_column(change[1]))
         else:
-            raise ValueError("unknown change %r" % (change,))
+            raise ValueError(f"unknown change {change!r}")
     catalog.alter_table(args.identifier, changes)
     table = catalog.get_table(args.identifier)
     _emit({"fields": [[f.id, f.name, str(f.type)] for f in table.table_schema.fields]})
@@ -557,7 +552,7 @@ def main(argv=None):
         args.fn(args)
     except Exception as e:  # noqa: BLE001
         traceback.print_exc(file=sys.stderr)
-        print("oracle_cli %s failed: %s: %s" % (args.cmd, type(e).__name__, e), file=sys.stderr)
+        print(f"oracle_cli {args.cmd} failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
 

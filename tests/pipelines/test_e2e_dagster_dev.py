@@ -6,6 +6,7 @@ rendered by headless Chromium into a screenshot (also saved to docs/screenshots/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -141,10 +142,8 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             pass
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)  # stragglers left in the group
-    except ProcessLookupError:
-        pass
     process.wait(timeout=10)
 
 

@@ -26,7 +26,7 @@ NATIONS = pa.table({"n_nationkey": pa.array([7, 8], pa.int32()), "n_name": ["SEV
 def _orders(rows: list[tuple]) -> pa.Table:
     """(dt, orderkey, custkey, price, op, seq) -> rows of the orders schema."""
     n = len(rows)
-    cols = list(zip(*rows))
+    cols = list(zip(*rows, strict=False))
     return pa.table(
         {
             "o_orderkey": pa.array(cols[1], pa.int64()),

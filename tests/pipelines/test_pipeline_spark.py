@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import dagster as dg
 import numpy as np
-import pyarrow as pa
 import pytest
+from conftest import QUIET, make_pipeline, range_tags
 
 import lakestore
 from assets.common.days import day_number
 from assets.common.lsm import table_shape
 from assets.common.tables import DAILY_NATION_REVENUE, ORDER_STATUS, ensure_optional_table
 from assets.landing.tpch import load_tpch
-from conftest import QUIET, make_pipeline, range_tags
 from tests.oracle.driver import oracle_available, oracle_read
 
 pytestmark = [pytest.mark.dagster, pytest.mark.spark, pytest.mark.slow]

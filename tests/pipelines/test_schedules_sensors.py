@@ -25,21 +25,21 @@ def _tick(schedule: dg.ScheduleDefinition, when: dt.datetime) -> list:
 
 
 def test_daily_schedule_requests_previous_day():
-    data = _tick(daily_ingestion_schedule, dt.datetime(1995, 3, 16, 0, 15, tzinfo=dt.timezone.utc))
+    data = _tick(daily_ingestion_schedule, dt.datetime(1995, 3, 16, 0, 15, tzinfo=dt.UTC))
     assert [r.partition_key for r in data.run_requests] == ["1995-03-15"]
     assert data.run_requests[0].run_key == "ingest-1995-03-15"
     # the first day of the calendar is reachable, the day before it is not
-    assert [
-        r.partition_key for r in _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 2, 0, 15, tzinfo=dt.timezone.utc)).run_requests
-    ] == ["1992-01-01"]
-    data = _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 1, 0, 15, tzinfo=dt.timezone.utc))
+    assert [r.partition_key for r in _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 2, 0, 15, tzinfo=dt.UTC)).run_requests] == [
+        "1992-01-01"
+    ]
+    data = _tick(daily_ingestion_schedule, dt.datetime(1992, 1, 1, 0, 15, tzinfo=dt.UTC))
     assert not data.run_requests and "outside the TPC-H calendar" in data.skip_message
 
 
 def test_nightly_schedule_skips_after_the_calendar():
-    data = _tick(nightly_maintenance_schedule, dt.datetime(1998, 8, 3, 3, 0, tzinfo=dt.timezone.utc))
+    data = _tick(nightly_maintenance_schedule, dt.datetime(1998, 8, 3, 3, 0, tzinfo=dt.UTC))
     assert [r.partition_key for r in data.run_requests] == ["1998-08-02"]
-    data = _tick(nightly_maintenance_schedule, dt.datetime(2026, 1, 1, 3, 0, tzinfo=dt.timezone.utc))
+    data = _tick(nightly_maintenance_schedule, dt.datetime(2026, 1, 1, 3, 0, tzinfo=dt.UTC))
     assert not data.run_requests and data.skip_message
 
 

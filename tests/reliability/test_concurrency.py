@@ -16,7 +16,7 @@ from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import partition_spec
 
 from .conftest import FAST_RETRY, SCHEMA
-from .util import make_catalog, all_files, assert_consistent, sorted_rows, spawn_worker, unreferenced
+from .util import all_files, assert_consistent, make_catalog, sorted_rows, spawn_worker, unreferenced
 
 WRITERS = 4
 COMMITS = 25

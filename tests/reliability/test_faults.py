@@ -4,6 +4,7 @@ returns exactly the landed rows or raises, and no file handle is left open."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import time
@@ -99,10 +100,8 @@ def test_faulty_io_counts_and_is_reproducible(tmp_path):
     def run(seed: int) -> list:
         io = FaultyFileIO(write_failure_rate=0.5, seed=seed)
         for n in range(40):
-            try:
+            with contextlib.suppress(OSError):
                 io.write_bytes(str(tmp_path / f"f{seed}-{n}"), b"x")
-            except OSError:
-                pass
         assert io.ops["write_bytes"] == 40
         return [(f.path.rsplit("-", 1)[-1], f.when) for f in io.faults]
 
@@ -112,8 +111,7 @@ def test_faulty_io_counts_and_is_reproducible(tmp_path):
     io = FaultyFileIO(read_failure_rate=1.0)
     with pytest.raises(OSError, match="injected"):
         io.read_bytes(str(tmp_path / "f3-0"))
-    with pytest.raises(OSError):
-        with FaultyFileIO(write_failure_rate=1.0, after_fraction=1.0).open_output(str(tmp_path / "out")) as sink:
-            sink.write(b"data")
+    with pytest.raises(OSError), FaultyFileIO(write_failure_rate=1.0, after_fraction=1.0).open_output(str(tmp_path / "out")) as sink:
+        sink.write(b"data")
     assert not (tmp_path / "out").exists(), "a failed output stream must not publish its file"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary file left behind"

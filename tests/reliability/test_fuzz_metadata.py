@@ -19,8 +19,8 @@ from lakestore.errors import CorruptMetadataError, LakestoreError
 from lakestore.meta.file_scan import data_manifests
 from lakestore.meta.manifest import ManifestStore
 
-from .util import make_catalog, sorted_rows
 from .conftest import SCHEMA
+from .util import make_catalog, sorted_rows
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 

@@ -102,7 +102,7 @@ def unreferenced(table_path: str) -> set[str]:
 def sorted_rows(table: pa.Table, columns: list[str] | None = None) -> list[tuple]:
     columns = columns or table.column_names
     data = table.select(columns).to_pydict()
-    return sorted(zip(*(data[c] for c in columns)))
+    return sorted(zip(*(data[c] for c in columns), strict=False))
 
 
 def open_fds() -> int:

@@ -61,7 +61,7 @@ def bucket_of_keys(table) -> dict[tuple, tuple]:
     reader = table.split_reader()
     for split in table.plan():
         keys = reader.read(split, ["dt", "id"], None)
-        for dt, key in zip(keys.column("dt").to_pylist(), keys.column("id").to_pylist()):
+        for dt, key in zip(keys.column("dt").to_pylist(), keys.column("id").to_pylist(), strict=False):
             assert (dt, key) not in out, "a key is live in two buckets"
             out[(dt, key)] = (split.partition_values, split.bucket)
     return out
