@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
@@ -285,7 +285,7 @@ class Table:
             import polars  # noqa: PLC0415 - optional dependency
         except ImportError as exc:
             raise ImportError("to_polars() needs the 'polars' package") from exc
-        return polars.from_arrow(self.to_arrow(**kwargs))  # type: ignore[return-value]
+        return cast("pl.DataFrame", polars.from_arrow(self.to_arrow(**kwargs)))
 
     def to_duckdb(self, connection: Any = None, *, name: str | None = None, **kwargs: Any) -> Any:
         """Register the table's rows in DuckDB (optional dependency) and return the relation."""

@@ -101,13 +101,15 @@ def adds(changes: pa.Table) -> pa.Array:
     return pc.is_in(changes.column(ROW_KIND_COLUMN), value_set=pa.array(ADDS))
 
 
-def read_at(table: lakestore.Table, snapshot_id: int, **kwargs: object) -> pa.Table:
+def read_at(
+    table: lakestore.Table, snapshot_id: int, *, columns: Sequence[str] | None = None, filter: lakestore.Predicate | None = None
+) -> pa.Table:
     """``table.to_arrow`` at ``snapshot_id`` (the position a feed consumed through), or at the
     latest snapshot once that one has expired."""
     try:
-        return table.to_arrow(snapshot_id=snapshot_id or None, **kwargs)
+        return table.to_arrow(snapshot_id=snapshot_id or None, columns=columns, filter=filter)
     except lakestore.SnapshotNotFoundError:
-        return table.to_arrow(**kwargs)
+        return table.to_arrow(columns=columns, filter=filter)
 
 
 def require_changelog(table: lakestore.Table) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from lakestore.errors import OptionError
 from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.io.s3 import S3FileIO
 
 
 def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
@@ -15,8 +16,6 @@ def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
     text = str(uri)
     scheme = text.split("://", 1)[0].lower() if "://" in text else ""
     if scheme in ("s3", "s3a"):
-        from lakestore.io.s3 import S3FileIO  # keeps the local path free of S3 imports
-
         return S3FileIO.from_options(options)
     if scheme in ("", "file"):
         return LocalFileIO()

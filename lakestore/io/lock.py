@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -187,7 +188,7 @@ class JdbcCatalogLock:
         return {"options": self.options}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["options"])
+        type(self).__init__(self, state["options"])
 
     def __repr__(self) -> str:
         return f"JdbcCatalogLock({self._dialect.name}, catalog_key={self.options.catalog_key!r})"
@@ -309,8 +310,6 @@ def _sqlite_path(uri: str) -> str:
 
 
 def _sqlite_connect(options: LockOptions) -> Any:
-    import sqlite3
-
     path = _sqlite_path(options.uri)
     if path and path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -319,8 +318,6 @@ def _sqlite_connect(options: LockOptions) -> Any:
 
 
 def _sqlite_integrity_error() -> type[BaseException]:
-    import sqlite3
-
     return sqlite3.IntegrityError
 
 

@@ -186,7 +186,9 @@ class S3FileIO(FileIO):
         return {"config": self.config, "conditional_create": self.conditional_create, "lock": self.lock, "catalog_key": self.catalog_key}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["config"], conditional_create=state["conditional_create"], lock=state["lock"], catalog_key=state["catalog_key"])
+        type(self).__init__(
+            self, state["config"], conditional_create=state["conditional_create"], lock=state["lock"], catalog_key=state["catalog_key"]
+        )
 
     def __repr__(self) -> str:
         mode = "+".join(m for m, on in (("lock", self.lock is not None), ("conditional-create", self.conditional_create)) if on) or "unsafe"

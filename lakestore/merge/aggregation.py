@@ -77,10 +77,10 @@ class AggregationEngine(MergeEngine):
         for name in rows.column_names:
             column = rows.column(name)
             function = self.functions.get(name)
-            if name in key_columns or function is None and name != VALUE_KIND:
-                columns.append(column.take(pa.array(groups.lasts)))
-            elif name == VALUE_KIND:
+            if name == VALUE_KIND:
                 columns.append(pa.array(np.full(groups.count, INSERT, dtype=np.int8)))
+            elif name in key_columns or function is None:
+                columns.append(column.take(pa.array(groups.lasts)))
             else:
                 merged = self._aggregate(name, function, column, groups, ids, retract)
                 columns.append(merged.cast(column.type) if merged.type != column.type else merged)

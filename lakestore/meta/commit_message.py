@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 
@@ -90,7 +90,7 @@ class CommitMessage:
         if not data or data[0] != _FORMAT_VERSION:
             raise CorruptMetadataError("<commit message>", "unknown serialization version")
         try:
-            record = fastavro.schemaless_reader(io.BytesIO(data[1:]), _SCHEMA, None)
+            record = cast(dict[str, Any], fastavro.schemaless_reader(io.BytesIO(data[1:]), _SCHEMA, None))
         except Exception as exc:  # fastavro raises many types on garbage input
             raise CorruptMetadataError("<commit message>", repr(exc)) from exc
         files = {

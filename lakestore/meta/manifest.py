@@ -11,7 +11,7 @@ import itertools
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 
@@ -327,7 +327,7 @@ def _decode(data: bytes, path: str) -> list[dict[str, Any]]:
         records = list(fastavro.reader(io.BytesIO(data)))
     except Exception as exc:  # fastavro raises many types on garbage input
         raise CorruptMetadataError(path, f"unreadable Avro: {exc!r}") from exc
-    return [r for r in records if r is not None]
+    return [cast(dict[str, Any], r) for r in records if r is not None]
 
 
 class ManifestStore:

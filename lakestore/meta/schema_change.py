@@ -15,6 +15,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import pyarrow as pa
 
@@ -23,7 +24,7 @@ from lakestore.format.types import DataType, from_arrow, parse_type
 from lakestore.meta import options as opts
 from lakestore.meta.schema import DataField, TableSchema
 
-TypeLike = DataType | pa.DataType | str
+TypeLike: TypeAlias = "DataType | pa.DataType | str"
 
 
 @dataclass(frozen=True)

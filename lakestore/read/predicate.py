@@ -130,9 +130,11 @@ class IsNull(Predicate):
 
     def might_match(self, stats: Stats) -> bool:
         entry = stats.get(self.column)
-        if entry is None or entry[2] is None:
+        if entry is None:
             return True
         _, _, nulls, rows = entry
+        if nulls is None:
+            return True
         return nulls < rows if self.negated else nulls > 0
 
 

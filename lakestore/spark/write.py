@@ -142,7 +142,7 @@ def collect_messages(df: DataFrame) -> list[CommitMessage]:
     except Exception as exc:
         match = _EXECUTOR_ERROR.search(str(exc))
         error_type = getattr(errors, match.group(1), None) if match else None
-        if isinstance(error_type, type) and issubclass(error_type, errors.LakestoreError):
+        if match is not None and isinstance(error_type, type) and issubclass(error_type, errors.LakestoreError):
             if error_type is errors.CorruptMetadataError:
                 raise errors.CorruptMetadataError("<executor>", match.group(2)) from exc
             raise error_type(match.group(2)) from exc

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
@@ -22,7 +22,7 @@ from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Comp
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import PartitionSpec, assign_buckets, conform, partition_spec, row_kinds, split_by_partition_and_bucket
 
-InputData = pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]
+InputData: TypeAlias = "pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]"
 # Builds the compactor of one bucket: (partition values, bucket, the bucket's file writer).
 CompactorFactory = Callable[[tuple[Any, ...], int, DataFileWriter], Compactor]
 

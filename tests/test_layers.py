@@ -1,0 +1,85 @@
+"""The engine's layering, checked on the source: runtime imports only point down, the engine never
+imports Dagster, and no function imports a lakestore module to dodge a cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "lakestore"
+
+# Lowest first. A module may import from lower layers and from its own package; packages that
+# share a layer (read and write) never import each other.
+LAYERS: list[set[str]] = [
+    {"errors"},
+    {"io"},
+    {"format"},
+    {"meta"},
+    {"merge"},
+    {"read", "write"},
+    {"compact"},
+    {"commit"},
+    {"lifecycle"},
+    {"table"},
+    {"catalog"},
+    {"spark", "cli"},
+    {"__init__"},
+]
+LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
+# Optional dependencies imported where they are used, so lakestore works without them.
+OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark"}
+
+
+def _unit(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return parts[0]
+
+
+def _imports(tree: ast.Module) -> list[tuple[ast.stmt, str, bool]]:
+    """(node, module, under ``if TYPE_CHECKING``) of every import in the module."""
+    out: list[tuple[ast.stmt, str, bool]] = []
+
+    def visit(node: ast.AST, type_checking: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            guarded = type_checking
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING":
+                guarded = True
+            if isinstance(child, ast.Import):
+                out.extend((child, alias.name, guarded) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                out.append((child, child.module, guarded))
+            visit(child, guarded)
+
+    visit(tree, False)
+    return out
+
+
+def _sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_runtime_imports_point_down(path: Path):
+    unit = _unit(path)
+    assert unit in LAYER_OF, f"{unit} is not placed in LAYERS"
+    for node, module, type_checking in _imports(ast.parse(path.read_text())):
+        if not module.startswith("lakestore.") or type_checking:
+            continue
+        target = module.split(".")[1]
+        if target == unit:
+            continue
+        assert LAYER_OF[target] < LAYER_OF[unit], f"{path.name}:{node.lineno} imports {module}: {unit} may not depend on {target}"
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_engine_has_no_dagster_and_no_function_level_imports(path: Path):
+    tree = ast.parse(path.read_text())
+    for _, module, _ in _imports(tree):
+        assert not module.startswith("dagster"), f"{path.name} imports {module}"
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                assert all(n.split(".")[0] in OPTIONAL for n in names), f"{path.name}:{node.lineno} imports {names} inside {function.name}"
