@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Installs everything and runs the whole test suite (what CI runs).
+# Installs everything, checks lint/format/types and runs the whole test suite (what CI runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+# the project's declared tooling is part of passing: lint, formatting, types, then the suite
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/mypy
 mkdir -p .tmp
 export TMPDIR="$PWD/.tmp"
 exec .venv/bin/python -m pytest -q -p no:cacheprovider --basetemp="$PWD/.tmp/pytest" "$@"

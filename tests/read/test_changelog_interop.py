@@ -74,6 +74,6 @@ def test_lakestore_reads_pypaimon_input_changelog(tmp_path: Path) -> None:
     )
     table = lakestore.Catalog(str(warehouse)).get_table("db.t")
     if table.latest_snapshot().changelog_manifest_list is None:
-        pytest.skip("pypaimon 2.1.0 writes no changelog files for changelog-producer=input")
+        pytest.skip("not applicable: pypaimon 2.1.0 writes no changelog files for changelog-producer=input")
     changes = [(r["_row_kind"], r["id"], r["v"]) for r in table.read_changes(from_snapshot_id=0, columns=["id", "v"]).to_pylist()]
     assert changes == [("+I", 1, 1), ("+I", 2, 2), ("+I", 2, 20), ("+I", 5, 5)]

@@ -64,7 +64,7 @@ def test_bad_rows_rejected_with_nothing_left(table, case, after_good_rows):
     data = bad
     if after_good_rows:
         if case == "duplicate column":
-            pytest.skip("a stream has one schema")
+            pytest.skip("not applicable: a stream has one schema")
         good = _many_good()
         data = iter([*good.to_batches(max_chunksize=500), *bad.to_batches()])
     try:
