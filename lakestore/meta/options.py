@@ -204,7 +204,7 @@ _SPECS: dict[str, OptionSpec] = {
 # Paimon's own writers would not); the ``True`` ones also block reads, because ignoring them would
 # change the rows a read returns.
 _NOT_IMPLEMENTED: dict[str, bool] = {
-    "deletion-vectors.enabled": True,  # level 0 is invisible and rows are masked by vectors
+    "deletion-vectors.enabled": False,  # read: lakestore/read/deletion_vectors.py
     "sequence.field.sort-order": True,  # the merge would pick the wrong row
     "partial-update.remove-record-on-delete": True,
     "partial-update.remove-record-on-sequence-group": True,
@@ -447,6 +447,11 @@ class CoreOptions:
     @property
     def ignore_delete(self) -> bool:
         return bool(self.get("ignore-delete") or self.get("partial-update.ignore-delete") or self.get("first-row.ignore-delete"))
+
+    @property
+    def deletion_vectors(self) -> bool:
+        """``deletion-vectors.enabled``: readers skip level 0 and apply each file's vector."""
+        return _bool(self._raw.get("deletion-vectors.enabled", "false"))
 
     @property
     def changelog_producer(self) -> str:

@@ -13,6 +13,7 @@ from lakestore.meta.file_scan import live_entries
 from lakestore.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore, SimpleStats
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.deletion_vectors import DeletionFile, deletion_files, read_index_files
 from lakestore.read.predicate import Predicate, Stats
 
 
@@ -26,6 +27,8 @@ class Split:
     total_buckets: int
     files: tuple[DataFileMeta, ...]
     raw_convertible: bool
+    # deletion-vector tables: (data file name, where its vector is) for the files with deleted rows
+    deletion_files: tuple[tuple[str, DeletionFile], ...] = ()
 
     @property
     def row_count(self) -> int:
@@ -59,7 +62,10 @@ class ScanPlanner:
         self.key_types = schema.types_of(self.key_names) if self.primary_key else []
         # Paimon's readers never show level 0 of first-row tables: writers move each commit's
         # rows up (lookup compaction), so level 0 holds only rows still to be deduplicated.
-        self.skip_level0 = self.primary_key and schema.core_options().merge_engine == "first-row"
+        # Deletion-vector tables likewise: level-0 rows are not yet deduplicated against the
+        # levels above, where vectors mask the older versions.
+        self.deletion_vectors = self.primary_key and schema.core_options().deletion_vectors
+        self.skip_level0 = self.primary_key and (schema.core_options().merge_engine == "first-row" or self.deletion_vectors)
         self._partitions: dict[bytes, tuple[Any, ...]] = {}
 
     def partition_values(self, partition: bytes) -> tuple[Any, ...]:
@@ -105,6 +111,7 @@ class ScanPlanner:
             if self.skip_level0 and entry.file.level == 0:
                 continue
             groups.setdefault((entry.partition, entry.bucket), []).append(entry)
+        vectors = self._deletion_files(snapshot) if self.deletion_vectors else {}
         splits = []
         for (partition, bucket), group in groups.items():
             if predicate is not None:
@@ -119,8 +126,19 @@ class ScanPlanner:
                     bucket,
                     group[0].total_buckets,
                     files,
-                    raw_convertible(files, primary_key=self.primary_key),
+                    self.deletion_vectors or raw_convertible(files, primary_key=self.primary_key),
+                    _bucket_deletion_files(vectors.get((partition, bucket)), files),
                 )
             )
         splits.sort(key=lambda s: (s.partition, s.bucket))
         return splits
+
+    def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
+        table_path = self.manifests.manifest_dir.rsplit("/", 1)[0]
+        return deletion_files(read_index_files(self.manifests.file_io, table_path, snapshot))
+
+
+def _bucket_deletion_files(vectors: dict[str, DeletionFile] | None, files: Sequence[DataFileMeta]) -> tuple[tuple[str, DeletionFile], ...]:
+    if not vectors:
+        return ()
+    return tuple((f.file_name, vectors[f.file_name]) for f in files if f.file_name in vectors)

@@ -19,6 +19,7 @@ from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.read.deletion_vectors import apply_vector, read_vectors
 from lakestore.read.predicate import Predicate, apply_filter
 from lakestore.read.scan import Split
 from lakestore.read.schema_evolution import read_as_schema
@@ -32,6 +33,7 @@ class SplitReader:
         self.schemas = schemas
         self.options = schema.core_options()
         self.primary_key = bool(schema.primary_keys)
+        self.deletion_vectors = self.primary_key and self.options.deletion_vectors
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
         self.key_names = list(schema.trimmed_primary_keys)
         self.sequence_fields = list(self.options.sequence_fields)
@@ -64,6 +66,14 @@ class SplitReader:
         if not self.primary_key:
             parts = [self._read_file(split, f, needed, False) for f in split.files]
             table = _concat(parts)
+        elif self.deletion_vectors:
+            # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
+            vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
+            clean = all(f.delete_row_count == 0 for f in split.files)
+            parts = [apply_vector(self._read_file(split, f, needed, not clean), vectors.get(f.file_name)) for f in split.files]
+            table = _concat(parts)
+            if not clean:
+                table = drop_retracts(table)
         elif split.raw_convertible:
             # Files whose metadata says they hold no retraction are read without system columns.
             clean = all(f.delete_row_count == 0 for f in split.files)
