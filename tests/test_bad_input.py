@@ -207,7 +207,7 @@ def test_unsupported_column_type(tmp_path):
     cat = lakestore.Catalog(str(tmp_path))
     cat.create_database("db")
     with pytest.raises(UnsupportedTypeError):
-        cat.create_table("db.t", schema=pa.schema([("a", pa.list_(pa.int32()))]))
+        cat.create_table("db.t", schema=pa.schema([("a", pa.list_(pa.uint32()))]))
     assert not cat.table_exists("db.t")
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import lakestore
 from lakestore.errors import UnsupportedTableError, UnsupportedTypeError
+from lakestore.format.types import DataType, parse_type
 from lakestore.lifecycle.files import TableFiles
 from lakestore.meta.schema_change import AddColumn, DropColumn
 from lakestore.meta.snapshot import Snapshot
@@ -263,14 +264,29 @@ def test_time_travel_reads_with_the_schema_of_the_snapshot(tmp_path):
 
 
 # -- nested types ----------------------------------------------------------------------------------
-def test_a_nested_column_is_refused_as_unsupported_not_as_corrupt(tmp_path):
+def _add_foreign_column(table_path: str, column: dict) -> None:
+    path = Path(table_path) / "schema" / "schema-0"
+    doc = json.loads(path.read_text())
+    doc["fields"].append(column)
+    doc["highestFieldId"] = column["id"]
+    path.write_text(json.dumps(doc))
+
+
+def test_a_nested_column_written_by_another_engine_opens_and_reads(tmp_path):
     catalog = lakestore.Catalog(str(tmp_path))
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema=SCHEMA, options={})
-    path = Path(table.path) / "schema" / "schema-0"
-    doc = json.loads(path.read_text())
-    doc["fields"].append({"id": 2, "name": "tags", "type": {"type": "ARRAY", "element": "STRING"}})
-    doc["highestFieldId"] = 2
-    path.write_text(json.dumps(doc))
-    with pytest.raises(UnsupportedTypeError, match="'tags'.*ARRAY"):
+    _add_foreign_column(table.path, {"id": 2, "name": "tags", "type": {"type": "ARRAY NOT NULL", "element": "STRING"}})
+    table = catalog.get_table("db.t")
+    assert table.schema.field("tags").type == DataType.array(parse_type("STRING"), nullable=False)
+    table.write_arrow(pa.table({"id": [1, 2], "v": ["a", "b"], "tags": [["x", None], []]}))
+    assert table.to_arrow().sort_by("id")["tags"].to_pylist() == [["x", None], []]
+
+
+def test_an_unknown_nested_type_is_refused_as_unsupported_not_as_corrupt(tmp_path):
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, options={})
+    _add_foreign_column(table.path, {"id": 2, "name": "emb", "type": {"type": "VECTOR", "element": "FLOAT", "length": 3}})
+    with pytest.raises(UnsupportedTypeError, match="'emb'.*VECTOR"):
         catalog.get_table("db.t")

@@ -1,13 +1,22 @@
 """Paimon data types: their JSON type strings and their Arrow mapping.
 
-Paimon writes a field's type as a string such as ``BIGINT NOT NULL`` or ``DECIMAL(10, 2)``.
-Only primitive types are supported; nested types are refused with a typed error.
+Paimon writes a primitive field type as a string such as ``BIGINT NOT NULL`` or ``DECIMAL(10, 2)``
+and a nested one as a JSON object whose ``type`` carries the nullability (``ARRAY NOT NULL``):
+``{"type": "ARRAY", "element": ...}``, ``{"type": "MULTISET", "element": ...}``,
+``{"type": "MAP", "key": ..., "value": ...}`` and ``{"type": "ROW", "fields": [{"id", "name", "type"}]}``.
+The fields of a nested ROW carry ids from the table's id sequence (they count toward
+``highestFieldId``).
+
+Arrow mapping: ARRAY -> list, MAP -> map, MULTISET -> map<element, INT NOT NULL> (Paimon's
+representation: element -> count), ROW -> struct.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 
@@ -15,21 +24,95 @@ from lakestore.errors import UnsupportedTypeError
 
 _INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 _MAX_CHAR_LENGTH = 2147483647
+NESTED_ROOTS = ("ARRAY", "MAP", "MULTISET", "ROW")
 
 
 @dataclass(frozen=True, slots=True)
 class DataType:
-    """A Paimon primitive type. ``root`` is the canonical type name (``INT``, ``VARCHAR``...)."""
+    """A Paimon type. ``root`` is the canonical type name (``INT``, ``VARCHAR``, ``ARRAY``...);
+    nested types carry their children in ``element`` (ARRAY, MULTISET), ``key``/``value`` (MAP)
+    or ``fields`` (ROW)."""
 
     root: str
     nullable: bool = True
     precision: int | None = None  # DECIMAL precision, TIMESTAMP precision
     scale: int | None = None  # DECIMAL scale
     length: int | None = None  # CHAR/VARCHAR/BINARY/VARBINARY length
+    element: DataType | None = None  # ARRAY, MULTISET
+    key: DataType | None = None  # MAP
+    value: DataType | None = None  # MAP
+    fields: tuple[NestedField, ...] = ()  # ROW
 
     # -- constructors -------------------------------------------------------------------------
     def copy(self, *, nullable: bool) -> DataType:
         return replace(self, nullable=nullable)
+
+    @classmethod
+    def array(cls, element: DataType, *, nullable: bool = True) -> DataType:
+        return cls("ARRAY", nullable, element=element)
+
+    @classmethod
+    def multiset(cls, element: DataType, *, nullable: bool = True) -> DataType:
+        return cls("MULTISET", nullable, element=element)
+
+    @classmethod
+    def map(cls, key: DataType, value: DataType, *, nullable: bool = True) -> DataType:
+        return cls("MAP", nullable, key=key, value=value)
+
+    @classmethod
+    def row(cls, fields: Sequence[NestedField], *, nullable: bool = True) -> DataType:
+        return cls("ROW", nullable, fields=tuple(fields))
+
+    @property
+    def is_nested(self) -> bool:
+        return self.root in NESTED_ROOTS
+
+    def children(self) -> tuple[DataType, ...]:
+        if self.root in ("ARRAY", "MULTISET"):
+            assert self.element is not None
+            return (self.element,)
+        if self.root == "MAP":
+            assert self.key is not None and self.value is not None
+            return (self.key, self.value)
+        return tuple(f.type for f in self.fields)
+
+    def nested_fields(self) -> Iterator[NestedField]:
+        """Every ROW field inside this type, depth first."""
+        for f in self.fields:
+            yield f
+            yield from f.type.nested_fields()
+        if self.root != "ROW":
+            for child in self.children():
+                yield from child.nested_fields()
+
+    def with_field_ids(self, next_id: Iterator[int]) -> DataType:
+        """This type with the ids of its nested ROW fields drawn from ``next_id`` as Paimon
+        assigns them (``ReassignFieldId``): a field's own type first, then the field."""
+        if not self.is_nested:
+            return self
+        if self.root == "ROW":
+            fields = []
+            for f in self.fields:
+                inner = f.type.with_field_ids(next_id)
+                fields.append(NestedField(next(next_id), f.name, inner, f.description))
+            return replace(self, fields=tuple(fields))
+        if self.root == "MAP":
+            assert self.key is not None and self.value is not None
+            return replace(self, key=self.key.with_field_ids(next_id), value=self.value.with_field_ids(next_id))
+        assert self.element is not None
+        return replace(self, element=self.element.with_field_ids(next_id))
+
+    def erased(self) -> DataType:
+        """This type with every nullability and field id erased (structural comparison)."""
+        if not self.is_nested:
+            return self.copy(nullable=True)
+        if self.root == "ROW":
+            return replace(self, nullable=True, fields=tuple(NestedField(0, f.name, f.type.erased()) for f in self.fields))
+        if self.root == "MAP":
+            assert self.key is not None and self.value is not None
+            return replace(self, nullable=True, key=self.key.erased(), value=self.value.erased())
+        assert self.element is not None
+        return replace(self, nullable=True, element=self.element.erased())
 
     # -- classification -----------------------------------------------------------------------
     @property
@@ -57,8 +140,36 @@ class DataType:
         return self.is_timestamp and (self.precision or 0) <= 3
 
     # -- Paimon type strings ------------------------------------------------------------------
-    def to_paimon(self) -> str:
+    def to_paimon(self) -> Any:
+        """The schema-JSON form: a string for primitive types, an object for nested ones."""
+        if self.is_nested:
+            return self._nested_json()
+        return self._sql()
+
+    def _nested_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.root if self.nullable else f"{self.root} NOT NULL"}
+        if self.root in ("ARRAY", "MULTISET"):
+            assert self.element is not None
+            out["element"] = self.element.to_paimon()
+        elif self.root == "MAP":
+            assert self.key is not None and self.value is not None
+            out["key"] = self.key.to_paimon()
+            out["value"] = self.value.to_paimon()
+        else:
+            out["fields"] = [f.to_json() for f in self.fields]
+        return out
+
+    def _sql(self) -> str:
         root = self.root
+        suffix = "" if self.nullable else " NOT NULL"
+        if root in ("ARRAY", "MULTISET"):
+            assert self.element is not None
+            return f"{root}<{self.element._sql()}>{suffix}"
+        if root == "MAP":
+            assert self.key is not None and self.value is not None
+            return f"MAP<{self.key._sql()}, {self.value._sql()}>{suffix}"
+        if root == "ROW":
+            return "ROW<" + ", ".join(f"{f.name} {f.type._sql()}" for f in self.fields) + f">{suffix}"
         if root == "VARCHAR":
             text = "STRING" if self.length == _MAX_CHAR_LENGTH else f"VARCHAR({self.length})"
         elif root == "VARBINARY":
@@ -75,10 +186,12 @@ class DataType:
             text = f"TIME({self.precision})"
         else:
             text = root
-        return text if self.nullable else f"{text} NOT NULL"
+        return text + suffix
 
     def to_arrow(self) -> pa.DataType:
         root = self.root
+        if self.is_nested:
+            return self._nested_arrow()
         simple = {
             "BOOLEAN": pa.bool_(),
             "TINYINT": pa.int8(),
@@ -102,10 +215,43 @@ class DataType:
             return pa.timestamp(unit, tz="UTC" if root == "TIMESTAMP_LTZ" else None)
         if root == "TIME":
             return pa.time32("ms")
-        raise UnsupportedTypeError(f"type {self.to_paimon()} has no Arrow mapping")
+        raise UnsupportedTypeError(f"type {self} has no Arrow mapping")
+
+    def _nested_arrow(self) -> pa.DataType:
+        if self.root == "ARRAY":
+            assert self.element is not None
+            return pa.list_(pa.field("item", self.element.to_arrow(), nullable=self.element.nullable))
+        if self.root == "MULTISET":
+            assert self.element is not None
+            return pa.map_(pa.field("key", self.element.to_arrow(), nullable=False), pa.field("value", pa.int32(), nullable=False))
+        if self.root == "MAP":
+            assert self.key is not None and self.value is not None
+            return pa.map_(
+                pa.field("key", self.key.to_arrow(), nullable=False), pa.field("value", self.value.to_arrow(), nullable=self.value.nullable)
+            )
+        return pa.struct([f.arrow_field() for f in self.fields])
 
     def __str__(self) -> str:
-        return self.to_paimon()
+        return self._sql()
+
+
+@dataclass(frozen=True, slots=True)
+class NestedField:
+    """A field of a nested ROW type: ids come from the table's field id sequence."""
+
+    id: int
+    name: str
+    type: DataType
+    description: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_paimon()}
+        if self.description is not None:
+            out["description"] = self.description
+        return out
+
+    def arrow_field(self) -> pa.Field:
+        return pa.field(self.name, self.type.to_arrow(), nullable=self.type.nullable)
 
 
 def _timestamp_unit(precision: int) -> str:
@@ -119,12 +265,11 @@ def _timestamp_unit(precision: int) -> str:
 _PARAMS = re.compile(r"^([A-Z_]+)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*(.*)$")
 
 
-def parse_type(text: str) -> DataType:
-    """Parse a Paimon type string (``DECIMAL(10, 2) NOT NULL``, ``TIMESTAMP(6) WITH LOCAL TIME ZONE``)."""
-    if isinstance(text, dict) and isinstance(text.get("type"), str):
-        # Paimon writes ARRAY, MAP, MULTISET and ROW types as JSON objects.
-        root = text["type"].split("<")[0].split(" ")[0].upper()
-        raise UnsupportedTypeError(f"nested type {root} is not supported by lakestore yet: {text!r}")
+def parse_type(text: Any) -> DataType:
+    """Parse a Paimon type: a string (``DECIMAL(10, 2) NOT NULL``, ``TIMESTAMP(6) WITH LOCAL TIME
+    ZONE``) or a nested type's JSON object. Malformed input raises ``ValueError``/``KeyError``."""
+    if isinstance(text, dict):
+        return _parse_nested(text)
     if not isinstance(text, str):
         raise UnsupportedTypeError(f"a type must be a string, got {type(text).__name__}: {text!r}")
     upper = text.strip().upper()
@@ -167,7 +312,39 @@ def parse_type(text: str) -> DataType:
         return DataType("TIMESTAMP", nullable, precision=6 if first is None else first)
     if name == "TIME":
         return DataType("TIME", nullable, precision=0 if first is None else first)
-    raise UnsupportedTypeError(f"type {text!r} is not supported by lakestore (primitive types only)")
+    raise UnsupportedTypeError(f"type {text!r} is not supported by lakestore")
+
+
+def _parse_nested(doc: dict[str, Any]) -> DataType:
+    type_text = doc["type"]
+    if not isinstance(type_text, str):
+        raise ValueError(f"nested type without a type name: {doc!r}")
+    upper = type_text.strip().upper()
+    root = upper.split(" ")[0].split("<")[0]
+    # Paimon Java reads the nullability from the type name; pypaimon also writes "nullable".
+    nullable = "NOT NULL" not in upper
+    if isinstance(doc.get("nullable"), bool):
+        nullable = doc["nullable"]
+    if root in ("ARRAY", "MULTISET"):
+        return DataType(root, nullable, element=parse_type(doc["element"]))
+    if root == "MAP":
+        return DataType.map(parse_type(doc["key"]), parse_type(doc["value"]), nullable=nullable)
+    if root == "ROW":
+        raw_fields = doc["fields"]
+        if not isinstance(raw_fields, list):
+            raise ValueError(f"ROW fields are not a list: {doc!r}")
+        fields = []
+        for f in raw_fields:
+            field_id, name, description = f["id"], f["name"], f.get("description")
+            if isinstance(field_id, bool) or not isinstance(field_id, int) or not isinstance(name, str):
+                raise ValueError(f"invalid ROW field {f!r}")
+            if description is not None and not isinstance(description, str):
+                raise ValueError(f"invalid ROW field description {f!r}")
+            fields.append(NestedField(field_id, name, parse_type(f["type"]), description))
+        if len({f.name for f in fields}) != len(fields):
+            raise ValueError(f"duplicate ROW field names in {doc!r}")
+        return DataType.row(fields, nullable=nullable)
+    raise UnsupportedTypeError(f"nested type {root} is not supported by lakestore: {doc!r}")
 
 
 def from_arrow(arrow_type: pa.DataType, *, nullable: bool = True) -> DataType:
@@ -196,4 +373,15 @@ def from_arrow(arrow_type: pa.DataType, *, nullable: bool = True) -> DataType:
         precision = {"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit]
         root = "TIMESTAMP" if t.tz is None else "TIMESTAMP_LTZ"
         return DataType(root, nullable, precision=precision)
-    raise UnsupportedTypeError(f"Arrow type {t} has no Paimon primitive equivalent")
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+        item = t.value_field
+        return DataType.array(from_arrow(item.type, nullable=item.nullable), nullable=nullable)
+    if pa.types.is_map(t):
+        # A map key is never null in Paimon (nor in Arrow).
+        key, item = t.key_field, t.item_field
+        return DataType.map(from_arrow(key.type, nullable=False), from_arrow(item.type, nullable=item.nullable), nullable=nullable)
+    if pa.types.is_struct(t):
+        # Ids are placeholders: the table assigns them (``DataType.with_field_ids``).
+        fields = [NestedField(0, f.name, from_arrow(f.type, nullable=f.nullable)) for f in t]
+        return DataType.row(fields, nullable=nullable)
+    raise UnsupportedTypeError(f"Arrow type {t} has no Paimon equivalent")

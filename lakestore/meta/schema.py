@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -115,7 +116,8 @@ class TableSchema:
             if not isinstance(options, dict) or not all(isinstance(v, str) for v in options.values()):
                 raise ValueError("options is not an object of strings")
             names = [f.name for f in fields]
-            ids = [f.id for f in fields]
+            # Fields of nested ROW types draw their ids from the same sequence as columns.
+            ids = [f.id for f in fields] + [n.id for f in fields for n in f.type.nested_fields()]
             if len(set(names)) != len(names) or len(set(ids)) != len(ids):
                 raise ValueError("duplicate field names or ids")
             keys = {}
@@ -225,14 +227,32 @@ def new_schema(
     if core.rowkind_field is not None and core.rowkind_field not in names:
         raise OptionError(f"rowkind.field {core.rowkind_field!r} is not a column")
     fields = []
-    for i, f in enumerate(arrow_schema):
-        dtype = from_arrow(f.type, nullable=f.nullable)
+    # Paimon numbers a column, then the fields of its nested ROW types (Schema.Builder.column).
+    next_id = itertools.count()
+    for f in arrow_schema:
+        try:
+            dtype = from_arrow(f.type, nullable=f.nullable)
+        except UnsupportedTypeError as exc:
+            raise UnsupportedTypeError(f"column {f.name!r}: {exc}") from exc
         if f.name in primary_keys:
             dtype = dtype.copy(nullable=False)
         description = None
         if f.metadata and b"comment" in f.metadata:
             description = f.metadata[b"comment"].decode()
-        fields.append(DataField(i, f.name, dtype, description))
+        field_id = next(next_id)
+        fields.append(DataField(field_id, f.name, dtype.with_field_ids(next_id), description))
+    highest = max([f.id for f in fields] + [n.id for f in fields for n in f.type.nested_fields()], default=-1)
+    by_name = {f.name: f for f in fields}
+    # Keys are hashed, sorted and BinaryRow-encoded, which nested values cannot be.
+    for role, keys in (
+        ("primary key", primary_keys),
+        ("partition key", partition_keys),
+        ("bucket-key", core.bucket_key),
+        ("sequence.field", core.sequence_fields),
+    ):
+        for key in keys:
+            if by_name[key].type.is_nested:
+                raise SchemaMismatchError(f"{role} {key!r} has the nested type {by_name[key].type}, which cannot be a key column")
     for key in partition_keys:
         root = next(f.type.root for f in fields if f.name == key)
         if root not in ("VARCHAR", "CHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "BOOLEAN"):
@@ -240,7 +260,7 @@ def new_schema(
     return TableSchema(
         id=0,
         fields=tuple(fields),
-        highest_field_id=len(fields) - 1,
+        highest_field_id=highest,
         partition_keys=tuple(partition_keys),
         primary_keys=tuple(primary_keys),
         options=checked,

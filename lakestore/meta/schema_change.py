@@ -12,6 +12,7 @@ on-disk layout (bucket, bucket-key, merge-engine, sequence.field, ...) cannot ch
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -156,7 +157,10 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
                 raise SchemaChangeError(f"added column {change.name!r} must be nullable (old rows have no value)")
             dtype.to_arrow()  # refuse types lakestore cannot read
             highest += 1
-            new = DataField(highest, change.name, dtype, change.comment)
+            # The fields of a nested ROW take the ids after the column's (Paimon's ReassignFieldId).
+            next_id = itertools.count(highest + 1)
+            new = DataField(highest, change.name, dtype.with_field_ids(next_id), change.comment)
+            highest = max([highest] + [n.id for n in new.type.nested_fields()])
             if change.first:
                 fields.insert(0, new)
             elif change.after is not None:
@@ -187,7 +191,14 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
             new_type = to_data_type(change.type)
             if change.name in keys:
                 raise SchemaChangeError(f"cannot change the type of {change.name!r}: it is a partition or primary key column")
-            if not is_widening(old, new_type):
+            if old.is_nested or new_type.is_nested:
+                if old.erased() != new_type.erased() or (old.nullable and not new_type.nullable):
+                    raise SchemaChangeError(
+                        f"cannot change the type of nested column {change.name!r} from {old} to {new_type}:"
+                        " lakestore only allows making it nullable"
+                    )
+                new_type = old.copy(nullable=new_type.nullable)  # keeps the nested field ids
+            elif not is_widening(old, new_type):
                 raise SchemaChangeError(f"cannot change {change.name!r} from {old} to {new_type}: only widening changes are allowed")
             new_type.to_arrow()
             fields[i] = dataclasses.replace(fields[i], type=new_type)

@@ -12,6 +12,7 @@ from lakestore.format.binary_row import encode_rows, encode_values
 from lakestore.format.types import DataType
 from lakestore.meta.manifest import SimpleStats
 
+_NESTED_STANDIN = DataType("BIGINT")
 EMPTY_STATS = SimpleStats(encode_values([], []), encode_values([], []), ())
 
 
@@ -21,8 +22,18 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
         return EMPTY_STATS
     mins: list[pa.Array] = []
     maxs: list[pa.Array] = []
-    nulls: list[int] = []
+    nulls: list[int | None] = []
+    encoded_types = []
     for name, dtype in zip(columns, types, strict=False):
+        if dtype.is_nested:
+            # Paimon keeps no statistics for nested columns: null min, max and null count. A null
+            # field encodes the same for any type, so a BIGINT stands in for the encoding.
+            mins.append(pa.nulls(1, pa.int64()))
+            maxs.append(pa.nulls(1, pa.int64()))
+            nulls.append(None)
+            encoded_types.append(_NESTED_STANDIN)
+            continue
+        encoded_types.append(dtype)
         column = table.column(name)
         arrow_type = dtype.to_arrow()
         nulls.append(column.null_count)
@@ -33,7 +44,7 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
         result = pc.min_max(column)
         mins.append(pa.array([result["min"]], type=arrow_type))
         maxs.append(pa.array([result["max"]], type=arrow_type))
-    both = encode_rows(types, [pa.concat_arrays([lo, hi]) for lo, hi in zip(mins, maxs, strict=False)], 2)
+    both = encode_rows(encoded_types, [pa.concat_arrays([lo, hi]) for lo, hi in zip(mins, maxs, strict=False)], 2)
     return SimpleStats(both.row(0), both.row(1), tuple(nulls))
 
 

@@ -45,6 +45,10 @@ def _castable(source: pa.DataType, target: DataType) -> bool:
         source_type = from_arrow(source)
     except Exception:  # noqa: BLE001 - any unmappable type is simply not castable
         return pa.types.is_null(source)
+    if source_type.is_nested or target.is_nested:
+        # Nested values are written as they are: same structure and field names (e.g. a
+        # list<item> for an ARRAY, large or view layouts included).
+        return source_type.erased() == target.erased()
     return _FAMILIES.get(source_type.root) == _FAMILIES.get(target.root)
 
 
