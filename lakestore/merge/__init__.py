@@ -28,6 +28,8 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
             ignore_retract=options.field_options("ignore-retract"),
             delimiters=options.field_options("list-agg-delimiter"),
             default_function=options.get("fields.default-aggregate-function"),
+            distinct=options.field_options("distinct"),
+            nested_keys=options.field_options("nested-key"),
         )
     raise OptionError(f"merge-engine {engine!r} is not implemented")
 

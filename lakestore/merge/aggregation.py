@@ -20,8 +20,10 @@ from lakestore.errors import MergeEngineError, OptionError
 from lakestore.format.kv import INSERT, VALUE_KIND
 from lakestore.format.types import DataType
 from lakestore.merge.engine import Groups, MergeEngine, first_valid_index, last_valid_index, retract_mask, take_or_null
+from lakestore.merge.nested_agg import NESTED_FUNCTIONS, aggregate_nested, check_nested_function
 
 _RETRACTABLE = {"sum", "count", "product", "last_value", "last_non_null_value"}
+_PICKING = {"last_value", "last_non_null_value", "first_value", "first_non_null_value"}
 _NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"}
 
 
@@ -36,12 +38,20 @@ class AggregationEngine(MergeEngine):
         ignore_retract: Mapping[str, bool],
         delimiters: Mapping[str, str],
         default_function: str | None,
+        distinct: Mapping[str, bool] | None = None,
+        nested_keys: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.functions: dict[str, str] = {}
+        self.distinct = dict(distinct or {})
+        self.nested_keys = {name: tuple(keys) for name, keys in (nested_keys or {}).items()}
         for name, dtype in value_types.items():
             function = functions.get(name) or default_function or "last_non_null_value"
-            if function in ("collect", "merge_map"):
-                raise OptionError(f"aggregate function {function!r} needs ARRAY/MAP columns, which lakestore does not support yet")
+            if function in NESTED_FUNCTIONS or name in self.nested_keys:
+                check_nested_function(
+                    name, function, dtype, distinct=self.distinct.get(name, False), nested_key=self.nested_keys.get(name, ())
+                )
+            elif dtype.is_nested and function not in _PICKING:
+                raise OptionError(f"aggregate function {function!r} cannot aggregate the nested column {name!r} ({dtype})")
             if function in ("sum", "product", "count") and dtype.root not in _NUMERIC:
                 raise OptionError(f"aggregate function {function!r} of column {name!r} needs a numeric type, not {dtype}")
             if function in ("bool_and", "bool_or") and dtype.root != "BOOLEAN":
@@ -108,6 +118,10 @@ class AggregationEngine(MergeEngine):
             return take_or_null(column, last_valid_index(column, groups))
         if function == "first_non_null_value":
             return take_or_null(column, first_valid_index(column, groups))
+        if function in NESTED_FUNCTIONS:
+            return aggregate_nested(
+                function, column, groups.starts, ids, distinct=self.distinct.get(name, False), nested_key=self.nested_keys.get(name, ())
+            )
         kernel = {
             "sum": "sum",
             "count": "sum",

@@ -353,6 +353,7 @@ AGGREGATE_FUNCTIONS = (
     "listagg",
     "collect",
     "merge_map",
+    "nested_update",
     "primary-key",
 )
 
@@ -362,6 +363,7 @@ _FIELD_SUFFIXES: dict[str, Callable[[str], Any]] = {
     "list-agg-delimiter": str,
     "sequence-group": _name_list,
     "distinct": _bool,
+    "nested-key": _name_list,
 }
 
 

@@ -49,7 +49,8 @@ def _hadoop_classpath() -> str | None:
     jars = Path(spec.origin).parent / "jars"
     wanted = [
         next(iter(sorted(jars.glob(pattern))), None)
-        for pattern in ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "slf4j-api-*.jar")
+        # netty-common: Arrow's StructVector (ROW, MAP columns) needs its IntObjectHashMap.
+        for pattern in ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "slf4j-api-*.jar", "netty-common-*.jar")
     ]
     return ":".join(str(j) for j in wanted) if all(wanted) else None
 
