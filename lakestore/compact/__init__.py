@@ -4,12 +4,21 @@ whole-table compaction committed as one COMPACT snapshot."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from lakestore.compact.append import compact_append, pick_append_files
+from lakestore.compact.deletion_vectors import (
+    DeletionVectorsMaintainer,
+    LookupResult,
+    apply_compaction,
+    lookup_older_versions,
+    vectors_of,
+    with_positions,
+)
 from lakestore.compact.levels import Levels
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
@@ -26,6 +35,7 @@ from lakestore.meta.file_scan import live_entries
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.deletion_vectors import IndexFile, apply_vector
 from lakestore.read.schema_evolution import read_as_schema
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 
@@ -48,6 +58,7 @@ class BucketCompactor:
         partition_values: tuple[Any, ...],
         bucket: int,
         writer: DataFileWriter | None = None,
+        deletion_vectors: DeletionVectorsMaintainer | None = None,
     ) -> None:
         self.file_io = file_io
         self.schema = schema
@@ -60,13 +71,24 @@ class BucketCompactor:
         self.changelog_writer = DataFileWriter(file_io, schema, self.writer.target, prefix="changelog")
         self.primary_key = bool(schema.primary_keys)
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
+        self.deletion_vectors = deletion_vectors
         self.picker = UniversalCompaction(
             max_size_amplification_percent=self.options.get("compaction.max-size-amplification-percent"),
             size_ratio=self.options.get("compaction.size-ratio"),
             num_run_compaction_trigger=self.options.compaction_trigger,
         )
 
-    def read_file(self, f: DataFileMeta) -> pa.Table:
+    def read_file(self, f: DataFileMeta, *, vectors: Mapping[str, np.ndarray] | None = None) -> pa.Table:
+        """A file's rows; on deletion-vector tables without the deleted ones (``vectors``: as of an
+        earlier state of the maintainer)."""
+        if self.deletion_vectors is None:
+            return self._read_whole(f)
+        return apply_vector(self._read_whole(f), vectors_of(self.deletion_vectors, vectors, f.file_name))
+
+    def _read_positioned(self, f: DataFileMeta) -> pa.Table:
+        return with_positions(self._read_whole(f), vectors_of(self.deletion_vectors, None, f.file_name))
+
+    def _read_whole(self, f: DataFileMeta) -> pa.Table:
         columns = self.schema.field_names + ([SEQUENCE_NUMBER, VALUE_KIND] if self.primary_key else [])
         try:
             return read_as_schema(self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns)
@@ -93,17 +115,23 @@ class BucketCompactor:
         runs = levels.sorted_runs()
         if full:
             unit = pick_full_compaction(levels.num_levels, runs)
-        elif self.options.merge_engine == "first-row":
+        elif self.options.merge_engine == "first-row" or self.deletion_vectors is not None:
             unit = pick_force_up_level0(self.picker, levels.num_levels, runs)
         else:
             unit = self.picker.pick(levels.num_levels, runs)
         if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
             return CompactResult()
         assert self.merge_engine is not None
+        dv = self.deletion_vectors
+        lookup = LookupResult({}, None)
+        before_vectors = dv.current() if dv is not None else None
+        if dv is not None:
+            lookup = self._lookup(files, unit.files)
         task = MergeTreeCompactTask(
             output_level=unit.output_level,
             max_level=levels.max_level,
-            drop_delete=unit.output_level != 0 and unit.output_level >= levels.non_empty_highest_level(),
+            # with deletion vectors no older version survives above the output: deletes can go
+            drop_delete=unit.output_level != 0 and (unit.output_level >= levels.non_empty_highest_level() or dv is not None),
             min_file_size=min_size,
             key_names=self.schema.trimmed_primary_keys,
             key_types=self.schema.types_of(self.schema.trimmed_primary_keys),
@@ -111,13 +139,49 @@ class BucketCompactor:
             merge_engine=self.merge_engine,
             read_file=self.read_file,
             writer=self.writer,
+            older_rows=(lambda rows: lookup.older_rows(rows, self.schema.trimmed_primary_keys)) if dv is not None else None,
+            must_rewrite=self._must_rewrite(unit.output_level, levels.max_level) if dv is not None else None,
         )
         result = task.run(unit.files)
         if self.options.changelog_producer == "full-compaction" and unit.output_level == levels.max_level:
-            result.changelog += self._full_compaction_changelog(files, result, levels.max_level)
+            result.changelog += self._full_compaction_changelog(files, result, levels.max_level, before_vectors)
+        if dv is not None:
+            apply_compaction(dv, result, lookup)
         return result
 
-    def _full_compaction_changelog(self, files: Sequence[DataFileMeta], result: CompactResult, max_level: int) -> list[DataFileMeta]:
+    def _needs_old_values(self) -> bool:
+        """Whether a key's new row depends on its older version (Paimon persists looked-up
+        values for these engines)."""
+        return self.options.merge_engine != "deduplicate" or bool(self.options.sequence_fields)
+
+    def _lookup(self, files: Sequence[DataFileMeta], unit_files: Sequence[DataFileMeta]) -> LookupResult:
+        in_unit = {(f.file_name, f.level) for f in unit_files}
+        return lookup_older_versions(
+            [f for f in unit_files if f.level == 0],
+            [f for f in files if (f.file_name, f.level) not in in_unit],
+            read_file=self.read_file,
+            read_positioned=self._read_positioned,
+            key_names=self.schema.trimmed_primary_keys,
+            keep_rows=self._needs_old_values(),
+        )
+
+    def _must_rewrite(self, output_level: int, max_level: int) -> Callable[[DataFileMeta], bool]:
+        """Paimon's upgrade strategy for level-0 files of deletion-vector tables: rewrite when
+        the file holds deletes, or when its rows must absorb older values above the output."""
+        merges = self._needs_old_values() and output_level != max_level
+
+        def must(f: DataFileMeta) -> bool:
+            return f.level == 0 and ((f.delete_row_count is None or f.delete_row_count > 0) or merges)
+
+        return must
+
+    def write_index(self) -> tuple[list[IndexFile], list[IndexFile]]:
+        """The bucket's new deletion-vector index file and the ones it replaces, if changed."""
+        return self.deletion_vectors.write_index() if self.deletion_vectors is not None else ([], [])
+
+    def _full_compaction_changelog(
+        self, files: Sequence[DataFileMeta], result: CompactResult, max_level: int, before_vectors: Mapping[str, np.ndarray] | None = None
+    ) -> list[DataFileMeta]:
         """Diff of the top level before and after a full compaction (Paimon's full-compaction
         changelog producer)."""
         assert self.merge_engine is not None
@@ -127,7 +191,7 @@ class BucketCompactor:
             f for f in result.after if f.level == max_level
         ]
         keys = list(self.schema.trimmed_primary_keys)
-        before = self._top_level_rows(old_top)
+        before = self._top_level_rows(old_top, before_vectors)
         after = self._top_level_rows(new_top)
         values = [f.name for f in self.schema.fields if f.name not in self.schema.primary_keys]
         changes = diff_changelog(before, after, keys, values, row_deduplicate=True)
@@ -135,11 +199,11 @@ class BucketCompactor:
             return []
         return self.changelog_writer.write_kv(changes, level=0)
 
-    def _top_level_rows(self, files: Sequence[DataFileMeta]) -> pa.Table:
+    def _top_level_rows(self, files: Sequence[DataFileMeta], vectors: Mapping[str, np.ndarray] | None = None) -> pa.Table:
         if not files:
             system = [pa.field(SEQUENCE_NUMBER, pa.int64()), pa.field(VALUE_KIND, pa.int8())]
             return pa.schema(list(self.schema.arrow_schema()) + system).empty_table()
-        rows = pa.concat_tables([self.read_file(f) for f in files])
+        rows = pa.concat_tables([self.read_file(f, vectors=vectors) for f in files])
         return drop_retracts(rows.take(sort_indices(rows, self.schema.trimmed_primary_keys)))
 
 

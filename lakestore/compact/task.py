@@ -53,6 +53,8 @@ class MergeTreeCompactTask:
         merge_engine: MergeEngine,
         read_file: ReadFile,
         writer: DataFileWriter,
+        older_rows: Callable[[pa.Table], pa.Table | None] | None = None,
+        must_rewrite: Callable[[DataFileMeta], bool] | None = None,
     ) -> None:
         self.output_level = output_level
         self.max_level = max_level
@@ -64,6 +66,10 @@ class MergeTreeCompactTask:
         self.merge_engine = merge_engine
         self.read_file = read_file
         self.writer = writer
+        # Deletion-vector tables: older versions of a section's keys found outside the unit (to
+        # merge in), and level-0 files that cannot be upgraded by metadata alone.
+        self.older_rows = older_rows
+        self.must_rewrite = must_rewrite
 
     def run(self, files: Sequence[DataFileMeta]) -> CompactResult:
         result = CompactResult()
@@ -83,6 +89,9 @@ class MergeTreeCompactTask:
 
     def _upgrade(self, f: DataFileMeta, result: CompactResult) -> None:
         if f.level == self.output_level:
+            return
+        if self.must_rewrite is not None and self.must_rewrite(f):
+            self._rewrite_sections([[f]], result)
             return
         if self.output_level != self.max_level or (f.delete_row_count or 0) == 0:
             result.before.append(f)
@@ -108,6 +117,9 @@ class MergeTreeCompactTask:
         target = self.writer.options.target_file_size
         for section in sections:
             rows = pa.concat_tables([self.read_file(f) for f in section])
+            older = self.older_rows(rows) if self.older_rows is not None else None
+            if older is not None:
+                rows = pa.concat_tables([older, rows])
             ordered = rows.take(sort_indices(rows, self.sort_columns))
             merged = (
                 self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
