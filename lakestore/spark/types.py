@@ -45,7 +45,22 @@ def spark_type(data_type: DataType) -> T.DataType:
         return T.DecimalType(data_type.precision, data_type.scale)
     if data_type.root == "TIME":
         return T.TimeType(min(data_type.precision or 0, 6))
+    if data_type.is_nested:
+        return _nested_spark_type(data_type)
     raise UnsupportedTypeError(f"type {data_type} has no Spark mapping")
+
+
+def _nested_spark_type(data_type: DataType) -> T.DataType:
+    if data_type.root == "ARRAY":
+        assert data_type.element is not None
+        return T.ArrayType(spark_type(data_type.element), containsNull=data_type.element.nullable)
+    if data_type.root == "MULTISET":  # Paimon's representation: element -> count
+        assert data_type.element is not None
+        return T.MapType(spark_type(data_type.element), T.IntegerType(), valueContainsNull=False)
+    if data_type.root == "MAP":
+        assert data_type.key is not None and data_type.value is not None
+        return T.MapType(spark_type(data_type.key), spark_type(data_type.value), valueContainsNull=data_type.value.nullable)
+    return T.StructType([T.StructField(f.name, spark_type(f.type), nullable=f.type.nullable) for f in data_type.fields])
 
 
 def spark_schema(schema: TableSchema, columns: Sequence[str] | None = None) -> T.StructType:
@@ -68,6 +83,18 @@ def spark_arrow_type(data_type: DataType) -> pa.DataType:
         return pa.timestamp("us", tz="UTC")
     if root == "TIME":
         return pa.time64("ns")
+    if data_type.is_nested:
+        # Timestamps and times nested anywhere need Spark's units too.
+        el, key, value = data_type.element, data_type.key, data_type.value
+        if root == "ARRAY" and el is not None:
+            return pa.list_(pa.field("item", spark_arrow_type(el), nullable=el.nullable))
+        if root == "MULTISET" and el is not None:
+            return pa.map_(pa.field("key", spark_arrow_type(el), nullable=False), pa.field("value", pa.int32(), nullable=False))
+        if root == "MAP" and key is not None and value is not None:
+            return pa.map_(
+                pa.field("key", spark_arrow_type(key), nullable=False), pa.field("value", spark_arrow_type(value), nullable=value.nullable)
+            )
+        return pa.struct([pa.field(f.name, spark_arrow_type(f.type), nullable=f.type.nullable) for f in data_type.fields])
     return data_type.to_arrow()
 
 
