@@ -321,6 +321,10 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str]) -> U
                 reads.append((key, reason))
         else:
             writes.append((key, f"{key}={value} is an option lakestore does not know"))
+    if not primary_keys and options.get("deletion-vectors.enabled", "false").strip().lower() == "true":
+        # Paimon deletes rows of append tables only through Spark's DELETE/UPDATE, which lakestore
+        # does not have; its append compaction would also have to rewrite the vectors.
+        writes.append(("deletion-vectors.enabled", "deletion vectors on append tables are read-only in lakestore"))
     if primary_keys and options.get("bucket", "-1").strip() == "-1":
         writes.append(("bucket", "bucket=-1 (dynamic bucket mode, Paimon's default for primary-key tables) is not implemented yet"))
     return Unsupported(tuple(writes), tuple(reads))

@@ -64,7 +64,7 @@ class ScanPlanner:
         # rows up (lookup compaction), so level 0 holds only rows still to be deduplicated.
         # Deletion-vector tables likewise: level-0 rows are not yet deduplicated against the
         # levels above, where vectors mask the older versions.
-        self.deletion_vectors = self.primary_key and schema.core_options().deletion_vectors
+        self.deletion_vectors = schema.core_options().deletion_vectors
         self.skip_level0 = self.primary_key and (schema.core_options().merge_engine == "first-row" or self.deletion_vectors)
         self._partitions: dict[bytes, tuple[Any, ...]] = {}
 

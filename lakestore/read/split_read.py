@@ -33,7 +33,7 @@ class SplitReader:
         self.schemas = schemas
         self.options = schema.core_options()
         self.primary_key = bool(schema.primary_keys)
-        self.deletion_vectors = self.primary_key and self.options.deletion_vectors
+        self.deletion_vectors = self.options.deletion_vectors
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
         self.key_names = list(schema.trimmed_primary_keys)
         self.sequence_fields = list(self.options.sequence_fields)
@@ -63,17 +63,17 @@ class SplitReader:
     def read(self, split: Split, columns: Sequence[str], predicate: Predicate | None) -> pa.Table:
         """Rows of one split restricted to ``columns`` (in that order) and filtered exactly."""
         needed = list(dict.fromkeys(list(columns) + sorted(predicate.columns() if predicate else [])))
-        if not self.primary_key:
-            parts = [self._read_file(split, f, needed, False) for f in split.files]
-            table = _concat(parts)
-        elif self.deletion_vectors:
+        if self.deletion_vectors:
             # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
             vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
-            clean = all(f.delete_row_count == 0 for f in split.files)
+            clean = not self.primary_key or all(f.delete_row_count == 0 for f in split.files)
             parts = [apply_vector(self._read_file(split, f, needed, not clean), vectors.get(f.file_name)) for f in split.files]
             table = _concat(parts)
             if not clean:
                 table = drop_retracts(table)
+        elif not self.primary_key:
+            parts = [self._read_file(split, f, needed, False) for f in split.files]
+            table = _concat(parts)
         elif split.raw_convertible:
             # Files whose metadata says they hold no retraction are read without system columns.
             clean = all(f.delete_row_count == 0 for f in split.files)

@@ -90,3 +90,16 @@ def test_projection_and_filter(java, catalog, warehouse):
     got = catalog.get_table("db.t").to_arrow(columns=["id", "w"], filter=lakestore.col("dt") == "a")
     want = expected.filter(pa.compute.equal(expected["dt"], "a")).select(["id", "w"])
     assert sorted(got.to_pylist(), key=lambda r: r["id"]) == sorted(want.to_pylist(), key=lambda r: r["id"])
+
+
+def test_append_table_reads_and_refuses_writes(java, catalog, warehouse):
+    """Paimon 0.9 deletes rows of append tables only through Spark's DELETE/UPDATE: lakestore reads
+    such tables (vectors applied) and refuses to write them."""
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string())])
+    java.create_table(warehouse, "db.a", schema, options={"bucket": "-1", "deletion-vectors.enabled": "true"})
+    data = pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema)
+    java.write(warehouse, "db.a", data)
+    table = catalog.get_table("db.a")
+    assert sorted(table.to_arrow().to_pylist(), key=lambda r: r["id"]) == data.to_pylist()
+    with pytest.raises(lakestore.errors.UnsupportedTableError, match="deletion-vectors.enabled"):
+        table.write_arrow(data)
