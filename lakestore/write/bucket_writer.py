@@ -197,8 +197,11 @@ class MergeTreeBucketWriter(BucketWriter):
         if not files or self.compactor is None or not merged.num_rows:
             return merged
         existing = pa.concat_tables([self.compactor.read_file(f).select(self.key_names) for f in files])
-        fresh = merged.join(existing.group_by(self.key_names).aggregate([]), keys=self.key_names, join_type="left anti", use_threads=False)
-        return fresh.take(sort_indices(fresh, self.key_names)) if fresh.num_rows > 1 else fresh
+        # Join the keys alone (Acero joins carry no nested columns), then take the fresh rows in
+        # their key order.
+        keys = merged.select(self.key_names).append_column("_POS", pa.array(np.arange(merged.num_rows, dtype=np.int64)))
+        fresh = keys.join(existing.group_by(self.key_names).aggregate([]), keys=self.key_names, join_type="left anti", use_threads=False)
+        return merged.take(pa.array(np.sort(np.asarray(fresh.column("_POS")))))
 
     def flush(self) -> None:
         if self._input and self.changelog_writer is not None:
