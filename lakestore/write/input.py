@@ -45,11 +45,16 @@ def _castable(source: pa.DataType, target: DataType) -> bool:
         source_type = from_arrow(source)
     except Exception:  # noqa: BLE001 - any unmappable type is simply not castable
         return pa.types.is_null(source)
-    if source_type.is_nested or target.is_nested:
-        # Nested values are written as they are: same structure and field names (e.g. a
-        # list<item> for an ARRAY, large or view layouts included).
-        return source_type.erased() == target.erased()
-    return _FAMILIES.get(source_type.root) == _FAMILIES.get(target.root)
+    return _same_family(source_type, target)
+
+
+def _same_family(source: DataType, target: DataType) -> bool:
+    """Nested types: the same structure and ROW field names, with castable leaves."""
+    if source.is_nested or target.is_nested:
+        if source.root != target.root or [f.name for f in source.fields] != [f.name for f in target.fields]:
+            return False
+        return all(_same_family(s, t) for s, t in zip(source.children(), target.children(), strict=True))
+    return _FAMILIES.get(source.root) == _FAMILIES.get(target.root)
 
 
 def conform(data: pa.Table, schema: TableSchema) -> pa.Table:
