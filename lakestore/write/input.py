@@ -81,8 +81,43 @@ def conform(data: pa.Table, schema: TableSchema) -> pa.Table:
         if not f.type.nullable and column.null_count:
             kind = "primary-key column" if f.name in schema.primary_keys else "NOT NULL column"
             raise NullKeyError(f"{kind} {f.name!r} holds {column.null_count} null value(s)")
+        if f.type.is_nested:
+            where = _null_in_not_null_part(
+                column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column, f.type, f"column {f.name!r}"
+            )
+            if where is not None:
+                raise NullKeyError(f"{where} is NOT NULL but holds null values")
         columns.append(column)
     return pa.Table.from_arrays(columns, schema=schema.arrow_schema())
+
+
+def _null_in_not_null_part(array: pa.Array, dtype: DataType, path: str) -> str | None:
+    """The first NOT NULL part of a nested column that holds a null (Arrow does not check the
+    nullability of child fields), or None. Values under a null parent do not count."""
+    if dtype.root in ("ARRAY", "MULTISET", "MAP"):
+        if pa.types.is_map(array.type):
+            entries = pa.ListArray.from_arrays(pa.array(np.asarray(array.offsets)), array.values, mask=array.is_null())
+            flat = pc.list_flatten(entries)
+            parts = [(pc.struct_field(flat, 1), dtype.value or DataType("INT", False), f"{path} value")]
+        else:
+            parts = [(pc.list_flatten(array), dtype.element, f"{path} element")]
+        for child, child_type, child_path in parts:
+            assert child_type is not None
+            if not child_type.nullable and child.null_count:
+                return child_path
+            found = _null_in_not_null_part(child, child_type, child_path) if child_type.is_nested else None
+            if found is not None:
+                return found
+        return None
+    for i, field in enumerate(dtype.fields):
+        child = pc.struct_field(array, i)  # null where the ROW itself is null
+        child_path = f"{path}.{field.name}"
+        if not field.type.nullable and pc.any(pc.and_(pc.is_null(child), pc.is_valid(array))).as_py():
+            return child_path
+        found = _null_in_not_null_part(child, field.type, child_path) if field.type.is_nested else None
+        if found is not None:
+            return found
+    return None
 
 
 def row_kinds(data: pa.Table, schema: TableSchema) -> pa.Array:

@@ -171,3 +171,43 @@ def test_schema_changes_with_nested_columns():
         apply_changes(renamed, [UpdateColumnType("row", pa.struct([("a", pa.int64()), ("b", pa.string())]))])
     with pytest.raises(SchemaChangeError, match="nested column 'tags'"):
         apply_changes(renamed, [UpdateColumnType("tags", pa.list_(pa.struct([("k", pa.string())])))])
+
+
+@pytest.mark.parametrize(
+    ("column", "message"),
+    [
+        ("arr", "column 'arr' element is NOT NULL"),
+        ("m", "column 'm' value element is NOT NULL"),
+        ("r", "column 'r'.*field 'x'.*has nulls"),  # Arrow's struct cast checks (SchemaMismatchError)
+    ],
+)
+def test_nulls_in_not_null_nested_parts_are_refused(tmp_path, column, message):
+    """Arrow does not check child nullability; a null there would be written into a required
+    parquet field."""
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    required_int = pa.list_(pa.field("item", pa.int32(), nullable=False))
+    required_row = pa.struct([pa.field("x", pa.float64(), nullable=False)])
+    strict = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("arr", required_int),
+            ("m", pa.map_(pa.string(), required_int)),
+            ("r", pa.struct([("a", pa.int32()), ("rows", pa.list_(required_row))])),
+        ]
+    )
+    table = catalog.create_table("db.t", schema=strict, primary_keys=["id"])
+    loose = {
+        "arr": pa.list_(pa.int32()),
+        "m": pa.map_(pa.string(), pa.list_(pa.int32())),
+        "r": pa.struct([("a", pa.int32()), ("rows", pa.list_(pa.struct([("x", pa.float64())])))]),
+    }
+    good = {"arr": [[1]], "m": [[("k", [1])]], "r": [{"a": 1, "rows": [{"x": 1.0}]}]}
+    bad = {"arr": [[1, None]], "m": [[("k", [None])]], "r": [{"a": 1, "rows": [{"x": None}]}]}
+    data = {name: pa.array(bad[name] if name == column else good[name], loose[name]) for name in loose}
+    with pytest.raises((lakestore.NullKeyError, SchemaMismatchError), match=message):
+        table.write_arrow(pa.table({"id": [1], **data}))
+    assert table.latest_snapshot() is None
+    # Nulls above a NOT NULL part are fine.
+    table.write_arrow(pa.table({"id": [1, 2], **{name: pa.array(good[name] + [None], loose[name]) for name in loose}}))
+    assert table.to_arrow().sort_by("id")["r"].to_pylist() == [{"a": 1, "rows": [{"x": 1.0}]}, None]
