@@ -50,6 +50,9 @@ def _castable(source: pa.DataType, target: DataType) -> bool:
 
 def _same_family(source: DataType, target: DataType) -> bool:
     """Nested types: the same structure and ROW field names, with castable leaves."""
+    if target.root == "MULTISET" and source.root == "MAP":  # element -> count, as Paimon represents it
+        assert source.value is not None
+        return _same_family(source.children()[0], target.children()[0]) and source.value.is_integer
     if source.is_nested or target.is_nested:
         if source.root != target.root or [f.name for f in source.fields] != [f.name for f in target.fields]:
             return False

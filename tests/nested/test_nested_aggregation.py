@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import lakestore
 from lakestore.errors import MergeEngineError, OptionError
+from tests.oracle.java_driver import java_oracle
 
 ITEM = pa.struct([pa.field("k", pa.int32()), pa.field("s", pa.string())])
 SCHEMA = pa.schema(
@@ -163,8 +164,6 @@ def test_paimon_java_aggregates_the_same(tmp_path):
     """Java orders merged maps, distinct collections and keyed rows by hash: compared as sets.
     (No null ROW element in a distinct collect: Paimon Java 0.9 fails on one with a
     NullPointerException in its element equaliser.)"""
-    from tests.oracle.java_driver import java_oracle
-
     java = java_oracle()
     catalog = lakestore.Catalog(str(tmp_path))
     catalog.create_database("db")

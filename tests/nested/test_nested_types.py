@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import lakestore
@@ -211,3 +212,23 @@ def test_nulls_in_not_null_nested_parts_are_refused(tmp_path, column, message):
     # Nulls above a NOT NULL part are fine.
     table.write_arrow(pa.table({"id": [1, 2], **{name: pa.array(good[name] + [None], loose[name]) for name in loose}}))
     assert table.to_arrow().sort_by("id")["r"].to_pylist() == [{"a": 1, "rows": [{"x": 1.0}]}, None]
+
+
+def test_multiset_columns_store_element_counts_as_a_map(tmp_path):
+    """Neither oracle reads MULTISET through Arrow; the layout follows Paimon's parquet schema
+    converter (a map of element to INT NOT NULL count)."""
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=pa.schema([("id", pa.int64())]), primary_keys=["id"])
+    path = tmp_path / "db.db" / "t" / "schema" / "schema-0"
+    doc = json.loads(path.read_text())
+    doc["fields"].append({"id": 1, "name": "ms", "type": {"type": "MULTISET", "element": "STRING"}})
+    doc["highestFieldId"] = 1
+    path.write_text(json.dumps(doc))
+    table = catalog.get_table("db.t")
+    table.write_arrow(pa.table({"id": [1, 2], "ms": pa.array([[("a", 2), ("b", 1)], None], pa.map_(pa.string(), pa.int64()))}))
+    assert table.to_arrow().sort_by("id")["ms"].to_pylist() == [[("a", 2), ("b", 1)], None]
+    (data_file,) = (tmp_path / "db.db" / "t").rglob("*.parquet")
+    parquet = pq.ParquetFile(data_file).schema
+    value = next(parquet.column(i) for i in range(len(parquet)) if parquet.column(i).path == "ms.key_value.value")
+    assert value.max_definition_level == 2  # required count under the optional map and its entries
