@@ -18,12 +18,34 @@ _ORDER = "__changelog_order"
 def _rows_equal(left: pa.Table, right: pa.Table, columns: Sequence[str]) -> np.ndarray:
     equal = np.ones(left.num_rows, dtype=bool)
     for name in columns:
-        a, b = left.column(name), right.column(name)
-        same = pc.fill_null(pc.equal(a, b), False)
-        if a.null_count or b.null_count:
-            same = pc.or_(same, pc.and_(pc.is_null(a), pc.is_null(b)))
-        equal &= np.asarray(same, dtype=bool)
+        equal &= _values_equal(left.column(name).combine_chunks(), right.column(name).combine_chunks())
     return equal
+
+
+def _values_equal(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Element-wise equality of two arrays of one type, null equal to null; nested values
+    (lists, maps in entry order, structs) compare recursively, vectorised over their children."""
+    null_a, null_b = np.asarray(pc.is_null(a), dtype=bool), np.asarray(pc.is_null(b), dtype=bool)
+    if pa.types.is_struct(a.type):
+        same = np.ones(len(a), dtype=bool)
+        for i in range(a.type.num_fields):
+            same &= _values_equal(pc.struct_field(a, i), pc.struct_field(b, i))
+    elif pa.types.is_list(a.type) or pa.types.is_large_list(a.type) or pa.types.is_map(a.type):
+        if pa.types.is_map(a.type):  # as lists of key/value entries
+            a, b = (pa.ListArray.from_arrays(pa.array(np.asarray(x.offsets)), x.values, mask=x.is_null()) for x in (a, b))
+        len_a = np.asarray(pc.list_value_length(a).fill_null(0), dtype=np.int64)
+        len_b = np.asarray(pc.list_value_length(b).fill_null(0), dtype=np.int64)
+        same = len_a == len_b
+        rows = pa.array(np.flatnonzero(same & ~null_a & ~null_b))
+        lengths = len_a[np.asarray(rows, dtype=np.int64)]
+        children = _values_equal(pc.list_flatten(a.take(rows)), pc.list_flatten(b.take(rows)))
+        # A row's elements are all equal iff its segment of ``children`` has no mismatch.
+        mismatches = np.concatenate([[0], np.cumsum(~children)])
+        ends = np.cumsum(lengths)
+        same[np.asarray(rows, dtype=np.int64)] = mismatches[ends] == mismatches[ends - lengths]
+    else:
+        same = np.asarray(pc.fill_null(pc.equal(a, b), False), dtype=bool)
+    return np.where(null_a | null_b, null_a & null_b, same)
 
 
 def _with_kind(rows: pa.Table, kind: int, order: int) -> pa.Table:

@@ -197,11 +197,7 @@ class MergeTreeBucketWriter(BucketWriter):
         if not files or self.compactor is None or not merged.num_rows:
             return merged
         existing = pa.concat_tables([self.compactor.read_file(f).select(self.key_names) for f in files])
-        # Join the keys alone (Acero joins carry no nested columns), then take the fresh rows in
-        # their key order.
-        keys = merged.select(self.key_names).append_column("_POS", pa.array(np.arange(merged.num_rows, dtype=np.int64)))
-        fresh = keys.join(existing.group_by(self.key_names).aggregate([]), keys=self.key_names, join_type="left anti", use_threads=False)
-        return merged.take(pa.array(np.sort(np.asarray(fresh.column("_POS")))))
+        return _join_by_key(merged, existing.group_by(self.key_names).aggregate([]), self.key_names, "left anti")
 
     def flush(self) -> None:
         if self._input and self.changelog_writer is not None:
@@ -224,7 +220,7 @@ class MergeTreeBucketWriter(BucketWriter):
         old_parts = [self.compactor.read_file(f) for f in self.existing_files]
         old = pa.concat_tables(old_parts) if old_parts else fresh.schema.empty_table()
         if old.num_rows:
-            old = old.join(touched, keys=self.key_names, join_type="left semi", use_threads=False).select(fresh.schema.names)
+            old = _join_by_key(old, touched, self.key_names, "left semi").select(fresh.schema.names)
         before = self.merge_engine.merge_and_drop_retracts(old.take(sort_indices(old, self.sort_columns)), self.key_names)
         both = pa.concat_tables([old, fresh])
         after = self.merge_engine.merge_and_drop_retracts(both.take(sort_indices(both, self.sort_columns)), self.key_names)
@@ -242,3 +238,11 @@ class MergeTreeBucketWriter(BucketWriter):
             # so that readers may read it without merging.
             merged = drop_retracts(merged)
         return self.file_writer.write_kv(merged, level=0) if merged.num_rows else []
+
+
+def _join_by_key(rows: pa.Table, keys: pa.Table, key_names: list[str], join_type: str) -> pa.Table:
+    """The rows of ``rows`` a semi/anti join with ``keys`` keeps, in their order. The join runs
+    on the key columns alone: Acero joins cannot carry nested (list, map, struct) columns."""
+    positions = rows.select(key_names).append_column("_POS", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+    kept = positions.join(keys, keys=key_names, join_type=join_type, use_threads=False)
+    return rows.take(pa.array(np.sort(np.asarray(kept.column("_POS")))))

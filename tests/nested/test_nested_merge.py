@@ -116,3 +116,20 @@ def test_pandas_round_trip(catalog):
     other = catalog.create_table("db.u", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     other.write_arrow(pa.Table.from_pandas(frame, schema=SCHEMA, preserve_index=False))
     assert as_tuples(other.to_arrow()) == as_tuples(FIRST)
+
+
+@pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
+def test_changelog_row_deduplicate_compares_nested_values(catalog, producer):
+    options = {"bucket": "1", "changelog-producer": producer, "changelog-producer.row-deduplicate": "true"}
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
+    table.write_arrow(FIRST)
+    table.compact(full=True)
+    start = table.latest_snapshot().id
+    # id 1 and 3 rewritten with equal values (an empty list, map and a ROW of nulls included), id 2 changed deep inside.
+    again = rows(
+        [1, 2, 3], [1, 2, 3], [["a"], None, []], [[("x", 1)], [("k", None)], None], [{"a": 1, "b": "p"}, None, {"a": None, "b": None}]
+    )
+    table.write_arrow(again)
+    table.compact(full=True)
+    changes = table.read_changes(from_snapshot_id=start)
+    assert [(r["id"], r["_row_kind"], r["attrs"]) for r in changes.to_pylist()] == [(2, "-U", []), (2, "+U", [("k", None)])]
