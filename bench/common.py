@@ -33,7 +33,7 @@ class Measurement:
 
 @dataclass
 class Target:
-    """One target of issue 10: ``value`` compared with ``threshold`` (``op`` is '>=' or '<=')."""
+    """One performance target: ``value`` compared with ``threshold`` (``op`` is '>=' or '<=')."""
 
     description: str
     value: float | None
@@ -93,7 +93,7 @@ class WorkloadResult:
 class Context:
     """What every workload gets: sizes, repetitions, scratch space, the oracle, shared state."""
 
-    scale: float  # 1.0 = the sizes of issue 10
+    scale: float  # 1.0 = the reference sizes
     reps: int  # repetitions of fast systems; slow peers use ``slow_reps``
     slow_reps: int
     workdir: Path

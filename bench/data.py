@@ -1,6 +1,6 @@
 """Deterministic benchmark data (same seed -> same rows for every system).
 
-The upsert table of issue 10: dt string, id bigint, name string, value double, version int,
+The upsert table of the benchmark: dt string, id bigint, name string, value double, version int,
 ts bigint; 3 dt partitions, primary key (dt, id), bucket 4."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def runs_per_bucket(table: lakestore.Table) -> tuple[int, int]:
 
 
 def full_compactor(table: lakestore.Table):
-    """``table.compact(full=True)`` when the lead's API exists (else the module function), or None."""
+    """``table.compact(full=True)`` when Table.compact exists (else the module function), or None."""
     method = getattr(table, "compact", None)
     if method is not None:
         return lambda: method(full=True)

@@ -120,7 +120,7 @@ def console(r: WorkloadResult) -> str:
 
 
 def console_targets(results: list[WorkloadResult]) -> str:
-    lines = ["== Targets (issue 10)"]
+    lines = ["== Targets"]
     for desc, want, got, met in _target_rows(results):
         lines.append(f"   {desc:62s} {want:>10s}  measured {got:>10s}  {met}")
     return "\n".join(lines)
@@ -143,7 +143,7 @@ def write_markdown(
         "# lakestore benchmark report",
         "",
         f"Generated {dt.datetime.now().isoformat(timespec='seconds')} by `{command}` in {seconds:.0f} s "
-        f"(scale {scale:g} of issue 10's sizes; {reps} repetitions of fast systems, {slow_reps} of slow peers; medians).",
+        f"(scale {scale:g} of the reference sizes; {reps} repetitions of fast systems, {slow_reps} of slow peers; medians).",
         "All systems ran in the same invocation on the same data. Ratios matter, absolute times do not: "
         "the machine is shared and noisy. `time / lakestore time` > 1 means lakestore is faster.",
         "",

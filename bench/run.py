@@ -1,6 +1,6 @@
 """Run the benchmark suite: ``.venv/bin/python -m bench.run [--quick] [--only 1,2,5]``.
 
-Prints each workload's ratios and the targets of issue 10, and writes bench/REPORT.md."""
+Prints each workload's ratios and the performance targets, and writes bench/REPORT.md."""
 
 from __future__ import annotations
 

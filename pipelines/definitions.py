@@ -31,7 +31,7 @@ def build_definitions(
             "landing": landing or LandingResource(),
             "spark": spark or SparkResource(),
         },
-        # Spark steps share one JVM per run instead of one per step process (stack notes #4).
+        # Spark steps share one JVM per run instead of one per step process.
         executor=dg.in_process_executor,
     )
 

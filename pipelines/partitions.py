@@ -6,7 +6,7 @@ import warnings
 
 import dagster as dg
 
-# backfill_policy is beta in Dagster 1.13 (stack notes #7); it is what single-run backfills need.
+# backfill_policy is beta in Dagster 1.13; it is what single-run backfills need.
 warnings.filterwarnings("ignore", category=dg.BetaWarning, message=".*backfill_policy.*")
 
 FIRST_DAY = "1992-01-01"

@@ -37,8 +37,8 @@ class SparkResource(dg.ConfigurableResource):
         global _SESSION  # noqa: PLW0603 - one JVM per process is the point
         with _LOCK:
             if not _alive(_SESSION):
-                # Spark starts Python workers with `python3` from PATH unless told otherwise
-                # (stack notes #1); create_spark_session also binds local masters to loopback.
+                # Spark starts Python workers with `python3` from PATH unless told otherwise;
+                # create_spark_session also binds local masters to loopback.
                 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
                 from lakestore.spark import create_spark_session  # noqa: PLC0415 - starts a JVM: only on first use
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def prepare_environment(warehouse: Path, dagster_home: Path, scale_factor: float) -> None:
-    """Project-local state only (stack notes #6): Dagster home with telemetry off, temp files,
+    """Project-local state only: Dagster home with telemetry off, temp files,
     the warehouse; the venv's Python for Spark workers (#1)."""
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = dagster_home / "dagster.yaml"

@@ -1,4 +1,4 @@
-"""One module per workload of issue 10; each has NUMBER, TITLE and ``run(ctx) -> WorkloadResult``."""
+"""One module per workload; each has NUMBER, TITLE and ``run(ctx) -> WorkloadResult``."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def run(ctx: Context) -> WorkloadResult:
     res.add(STEP, m)
     res.speed_ratio(STEP, PYARROW)
     res.notes.append(
-        "pypaimon 2.1.0 (Python and Rust core) exposes no compaction, so the only peer is the pyarrow floor; issue 10 sets no target here"
+        "pypaimon 2.1.0 (Python and Rust core) exposes no compaction, so the only peer is the pyarrow floor; no target is set here"
     )
     if ctx.profile_dir is not None:
         t = setup(ctx.reps)

@@ -43,7 +43,7 @@ def make_pipeline(root: Path) -> Pipeline:
 
 @pytest.fixture(scope="session", autouse=True)
 def _spark_python():
-    # Spark workers must run this interpreter (stack notes #1); stop the shared JVM at the end.
+    # Spark workers must run this interpreter; stop the shared JVM at the end.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     yield
     stop_session()

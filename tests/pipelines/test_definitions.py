@@ -49,6 +49,6 @@ def test_lifecycle_graph_and_checks():
 
 
 def test_jobs_use_one_process():
-    # Spark steps share a JVM: the in-process executor (stack notes #4).
+    # Spark steps share a JVM: the in-process executor.
     job = defs.resolve_job_def("daily_ingestion_job")
     assert job.executor_def.name == dg.in_process_executor.name
