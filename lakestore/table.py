@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
-from lakestore.compact import BucketCompactor, compact_table
+from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
 from lakestore.errors import LakestoreError, PartitionValueError, SchemaMismatchError, TableNotFoundError
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
@@ -110,20 +111,39 @@ class Table:
     def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite:
         """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user."""
         partition = self._overwrite_partition(overwrite)
+        base = self.latest_snapshot()
         return TableWrite(
             self.file_io,
             self.path,
             self.schema,
             self.manifests(),
-            self.latest_snapshot(),
+            base,
             commit_user=commit_user or str(uuid.uuid4()),
             overwrite_partition=partition,
-            compactor_factory=self._bucket_compactor,
+            compactor_factory=functools.partial(self._bucket_compactor, base=base, overwrite=partition is not None),
         )
 
-    def _bucket_compactor(self, partition_values: tuple[Any, ...], bucket: int, writer: DataFileWriter) -> BucketCompactor:
+    def _bucket_compactor(
+        self,
+        partition_values: tuple[Any, ...],
+        bucket: int,
+        writer: DataFileWriter,
+        *,
+        base: Snapshot | None = None,
+        overwrite: bool = False,
+    ) -> BucketCompactor:
+        vectors = deletion_vectors_of(self.file_io, self.path, self.schema, base, partition_values=partition_values, bucket=bucket)
+        if vectors is not None and overwrite:
+            vectors.clear()  # the overwritten files go, and their vectors with them
         return BucketCompactor(
-            self.file_io, self.path, self.schema, self.schema_manager, partition_values=partition_values, bucket=bucket, writer=writer
+            self.file_io,
+            self.path,
+            self.schema,
+            self.schema_manager,
+            partition_values=partition_values,
+            bucket=bucket,
+            writer=writer,
+            deletion_vectors=vectors,
         )
 
     def compact(

@@ -15,6 +15,7 @@ from lakestore.compact.deletion_vectors import (
     DeletionVectorsMaintainer,
     LookupResult,
     apply_compaction,
+    index_changes,
     lookup_older_versions,
     vectors_of,
     with_positions,
@@ -24,7 +25,7 @@ from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
 from lakestore.errors import CommitConflictError, DataFileMissingError
 from lakestore.format.arrow_ops import sort_indices
-from lakestore.format.binary_row import decode_row
+from lakestore.format.binary_row import decode_row, encode_values
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
@@ -207,6 +208,17 @@ class BucketCompactor:
         return drop_retracts(rows.take(sort_indices(rows, self.schema.trimmed_primary_keys)))
 
 
+def deletion_vectors_of(
+    file_io: FileIO, table_path: str, schema: TableSchema, snapshot: Snapshot | None, *, partition_values: tuple[Any, ...], bucket: int
+) -> DeletionVectorsMaintainer | None:
+    """The vectors of one bucket as of ``snapshot``, for writers and compactions of primary-key
+    tables with ``deletion-vectors.enabled`` (None for other tables)."""
+    if not schema.primary_keys or not schema.core_options().deletion_vectors:
+        return None
+    partition = encode_values(schema.types_of(schema.partition_keys), partition_values)
+    return DeletionVectorsMaintainer.restore(file_io, table_path, snapshot, partition=partition, bucket=bucket)
+
+
 def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]]:
     """(partition, bucket) -> (total buckets, live files) of a snapshot."""
     out: dict[tuple[bytes, int], tuple[int, list[DataFileMeta]]] = {}
@@ -217,13 +229,17 @@ def bucket_files(table: Table, snapshot: Snapshot | None) -> dict[tuple[bytes, i
 
 
 def _compact_files(
-    table: Table, partition: bytes, bucket: int, total_buckets: int, files: list[DataFileMeta], *, full: bool
+    table: Table, partition: bytes, bucket: int, total_buckets: int, files: list[DataFileMeta], *, full: bool, snapshot: Snapshot | None
 ) -> CommitMessage | None:
     values = decode_row(partition, table.schema.types_of(table.schema.partition_keys))
-    compactor = BucketCompactor(table.file_io, table.path, table.schema, table.schema_manager, partition_values=values, bucket=bucket)
+    vectors = deletion_vectors_of(table.file_io, table.path, table.schema, snapshot, partition_values=values, bucket=bucket)
+    compactor = BucketCompactor(
+        table.file_io, table.path, table.schema, table.schema_manager, partition_values=values, bucket=bucket, deletion_vectors=vectors
+    )
     result = compactor.compact(files, full=full)
     if result.is_empty:
         return None
+    new_index, deleted_index = compactor.write_index()
     return CommitMessage(
         partition,
         bucket,
@@ -231,6 +247,7 @@ def _compact_files(
         compact_before=tuple(result.before),
         compact_after=tuple(result.after),
         compact_changelog_files=tuple(result.changelog),
+        **index_changes(new_index, deleted_index),
     )
 
 
@@ -240,7 +257,7 @@ def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, s
     entries = [e for e in live_entries(table.manifests(), snapshot) if e.partition == partition and e.bucket == bucket]
     if not entries:
         return None
-    return _compact_files(table, partition, bucket, entries[0].total_buckets, [e.file for e in entries], full=full)
+    return _compact_files(table, partition, bucket, entries[0].total_buckets, [e.file for e in entries], full=full, snapshot=snapshot)
 
 
 def _in_partitions(
@@ -268,11 +285,12 @@ def compact_table(
 ) -> list[Snapshot]:
     """Compact the chosen partitions (all by default) and commit one COMPACT snapshot."""
     table.schema.require_supported("compact", table=table.path)
-    index = bucket_files(table, table.latest_snapshot())  # one scan of the snapshot for every bucket
+    snapshot = table.latest_snapshot()
+    index = bucket_files(table, snapshot)  # one scan of the snapshot for every bucket
     messages = []
     for partition, bucket in _in_partitions(table, index, partitions):
         total_buckets, files = index[(partition, bucket)]
-        message = _compact_files(table, partition, bucket, total_buckets, files, full=full)
+        message = _compact_files(table, partition, bucket, total_buckets, files, full=full, snapshot=snapshot)
         if message is not None:
             messages.append(message)
     if not messages:
@@ -280,4 +298,4 @@ def compact_table(
     return table.new_commit(commit_user=commit_user or f"compact-{uuid.uuid4()}").commit(messages)
 
 
-__all__ = ["BucketCompactor", "compact_bucket", "compact_table", "select_buckets"]
+__all__ = ["BucketCompactor", "compact_bucket", "compact_table", "deletion_vectors_of", "select_buckets"]

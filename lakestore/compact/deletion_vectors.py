@@ -17,6 +17,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -88,6 +89,11 @@ class DeletionVectorsMaintainer:
 
     def remove(self, file_name: str) -> None:
         if self._vectors.pop(file_name, None) is not None:
+            self._modified = True
+
+    def clear(self) -> None:
+        if self._vectors:
+            self._vectors.clear()
             self._modified = True
 
     def write_index(self) -> tuple[list[IndexFile], list[IndexFile]]:
@@ -187,3 +193,10 @@ def vectors_of(
     if override is not None:
         return override.get(file_name)
     return maintainer.vector(file_name) if maintainer is not None else None
+
+
+def index_changes(new: Sequence[IndexFile], deleted: Sequence[IndexFile]) -> dict[str, Any]:
+    """CommitMessage fields for a bucket's index files."""
+    if not new and not deleted:
+        return {}
+    raise NotImplementedError("committing deletion-vector index files needs the index manifest")

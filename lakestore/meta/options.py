@@ -324,7 +324,7 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str]) -> U
     if not primary_keys and options.get("deletion-vectors.enabled", "false").strip().lower() == "true":
         # Paimon deletes rows of append tables only through Spark's DELETE/UPDATE, which lakestore
         # does not have; its append compaction would also have to rewrite the vectors.
-        writes.append(("deletion-vectors.enabled", "deletion vectors on append tables are read-only in lakestore"))
+        writes.append(("deletion-vectors.enabled", "deletion-vectors.enabled=true on an append table is read-only in lakestore"))
     if primary_keys and options.get("bucket", "-1").strip() == "-1":
         writes.append(("bucket", "bucket=-1 (dynamic bucket mode, Paimon's default for primary-key tables) is not implemented yet"))
     return Unsupported(tuple(writes), tuple(reads))

@@ -226,6 +226,15 @@ def new_schema(
         raise OptionError("sequence.field and rowkind.field need a primary key")
     if core.rowkind_field is not None and core.rowkind_field not in names:
         raise OptionError(f"rowkind.field {core.rowkind_field!r} is not a column")
+    if core.deletion_vectors:
+        # Paimon's own refusals (SchemaValidation), and append tables, whose rows Paimon deletes
+        # only through Spark's DELETE/UPDATE
+        if not primary_keys:
+            raise OptionError("deletion-vectors.enabled on an append table is not implemented (no row-level deletes)")
+        if core.merge_engine == "first-row":
+            raise OptionError("deletion-vectors.enabled does not apply to merge-engine first-row (it never deletes older rows)")
+        if core.changelog_producer not in ("none", "input", "lookup"):
+            raise OptionError("deletion-vectors.enabled works with changelog-producer none, input or lookup only")
     fields = []
     # Paimon numbers a column, then the fields of its nested ROW types (Schema.Builder.column).
     next_id = itertools.count()

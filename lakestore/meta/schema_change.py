@@ -83,6 +83,7 @@ IMMUTABLE_OPTIONS = frozenset(
         "merge-engine",
         "sequence.field",
         "rowkind.field",
+        "deletion-vectors.enabled",  # readers would merge levels the writers deduplicated by vectors, or vice versa
         "partition.default-name",
         "partition.legacy-name",
         "primary-key",

@@ -225,7 +225,10 @@ class MergeTreeBucketWriter(BucketWriter):
         both = pa.concat_tables([old, fresh])
         after = self.merge_engine.merge_and_drop_retracts(both.take(sort_indices(both, self.sort_columns)), self.key_names)
         changes = diff_changelog(before, after, self.key_names, self.value_names, row_deduplicate=self.row_deduplicate)
-        return self.changelog_writer.write_kv(changes, level=0) if changes.num_rows else []
+        # Paimon writes lookup changelog at the compaction's output level; readers of deletion-vector
+        # tables (batch scans filter level 0) would not see it at level 0.
+        level = 1 if self.file_writer.schema.core_options().deletion_vectors else 0
+        return self.changelog_writer.write_kv(changes, level=level) if changes.num_rows else []
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
         ordered = rows if self._presorted else rows.take(sort_indices(rows, self.sort_columns))
