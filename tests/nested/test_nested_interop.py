@@ -1,5 +1,6 @@
 """Nested columns across engines: lakestore writes and pypaimon 2.1 (Python and Rust readers)
-and Paimon Java 0.9 read; they write and lakestore reads; compactions by either side."""
+and Paimon Java 0.9 read; they (pypaimon's Python and Rust writers, Java) write and lakestore
+reads; compactions by either side."""
 
 from __future__ import annotations
 
@@ -72,11 +73,13 @@ def test_lakestore_writes_pypaimon_and_rust_read(catalog, oracle, primary_keys):
     same(oracle_read(table.path, native=True), expected)
 
 
-def test_pypaimon_writes_lakestore_reads(catalog, oracle, tmp_path):
+@pytest.mark.parametrize("native", [False, True], ids=["python", "rust"])
+def test_pypaimon_writes_lakestore_reads(catalog, oracle, tmp_path, native):
     warehouse = tmp_path / "wh"
     first, second = batch([1, 2, 3, 4]), batch([3, 4], salt=1)
-    oracle_write(warehouse, "db.t", first, primary_keys=["id"], options={"bucket": "1"})
-    oracle_write(warehouse, "db.t", second, primary_keys=["id"], options={"bucket": "1"})
+    info = oracle_write(warehouse, "db.t", first, primary_keys=["id"], options={"bucket": "1"}, native=native)
+    assert info["native_write_used"] is native
+    oracle_write(warehouse, "db.t", second, primary_keys=["id"], options={"bucket": "1"}, native=native)
     table = catalog.get_table("db.t")
     assert table.schema.highest_field_id == 9  # ids 0-9: 6 columns, a and b of r, a and b of the ROW in rows
     expected = pa.concat_tables([first.slice(0, 2), second])
