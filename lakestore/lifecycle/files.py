@@ -16,6 +16,7 @@ from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.manifest import ADD, DELETE, FILE_SOURCE_APPEND, ManifestEntry, ManifestFileMeta
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.deletion_vectors import index_dir, read_index_files
 
 if TYPE_CHECKING:
     from lakestore.table import Table
@@ -34,6 +35,7 @@ class TableFiles:
         self._partition_types = schema.types_of(schema.partition_keys)
         self._default_name = table.options.partition_default_name
         self._dirs: dict[tuple[bytes, int], str] = {}
+        self._index_files: dict[str, set[str]] = {}
 
     # -- paths --------------------------------------------------------------------------------
     def bucket_path(self, partition: bytes, bucket: int) -> str:
@@ -91,6 +93,18 @@ class TableFiles:
             names.add(snapshot.index_manifest)
         return names
 
+    def index_paths(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
+        """Deletion-vector index files (under ``index/``) of the snapshot's index manifest."""
+        name = snapshot.index_manifest
+        if not name or (tolerant and not self.exists(name)):
+            return set()
+        cached = self._index_files.get(name)
+        if cached is None:
+            folder = index_dir(self.path)
+            cached = {f"{folder}/{f.file_name}" for f in read_index_files(self.file_io, self.path, snapshot)}
+            self._index_files[name] = cached
+        return cached
+
     def live_paths(self, snapshot: Snapshot) -> set[str]:
         """Data files (and extra files) live in ``snapshot``."""
         out: set[str] = set()
@@ -136,17 +150,20 @@ def consumer_min_next_snapshot(table: Table) -> int | None:
 
 
 class References:
-    """Files referenced by a set of snapshots: data (with extra files), changelog, manifests."""
+    """Files referenced by a set of snapshots: data (with extra files), changelog, manifests,
+    deletion-vector index files."""
 
     def __init__(self) -> None:
         self.data: set[str] = set()
         self.changelog: set[str] = set()
         self.manifests: set[str] = set()  # names inside manifest/
+        self.index: set[str] = set()  # deletion-vector index files
 
     def update(self, other: References) -> None:
         self.data |= other.data
         self.changelog |= other.changelog
         self.manifests |= other.manifests
+        self.index |= other.index
 
 
 def _tolerant_live(files: TableFiles, snapshot: Snapshot) -> set[str]:
@@ -174,6 +191,7 @@ def chain_references(files: TableFiles, snapshots: Iterable[Snapshot], *, tolera
             refs.data |= _tolerant_live(files, snapshot) if tolerant else files.live_paths(snapshot)
         refs.changelog |= files.changelog_paths(snapshot, tolerant=tolerant)
         refs.manifests |= files.manifest_names(snapshot, tolerant=tolerant)
+        refs.index |= files.index_paths(snapshot, tolerant=tolerant)
         previous = snapshot.id
     return refs
 
@@ -202,15 +220,18 @@ def changelog_references(files: TableFiles, changelog: Snapshot, *, produces_cha
 
 
 def delete_files(table: Table, files: TableFiles, candidates: References, keep: References) -> References:
-    """Delete candidates that ``keep`` does not hold, in Paimon's order: data, changelog,
+    """Delete candidates that ``keep`` does not hold, in Paimon's order: data, changelog, index,
     manifests (the snapshot files and hints are the caller's). Returns what was deleted."""
     gone = References()
     gone.data = candidates.data - keep.data
     gone.changelog = candidates.changelog - keep.changelog
     gone.manifests = candidates.manifests - keep.manifests
+    gone.index = candidates.index - keep.index
     for path in sorted(gone.data):
         table.file_io.delete(path)
     for path in sorted(gone.changelog):
+        table.file_io.delete(path)
+    for path in sorted(gone.index):  # before the index manifests that name them
         table.file_io.delete(path)
     for name in sorted(gone.manifests):
         files.store.delete(name)

@@ -1,6 +1,7 @@
 """Orphan file cleanup (Paimon's OrphanFilesClean): files under the table directory that no
 snapshot or tag references and that are older than a threshold (younger ones may belong to a
-commit in flight). Schema, snapshot, tag, consumer and index files are never touched; temporary
+commit in flight). Schema, snapshot, tag and consumer files are never touched, nor index files
+but the deletion-vector files of primary-key tables with deletion vectors; temporary
 files (``.<name>.<hex>.tmp``) left by a crashed writer are orphans; empty partition and bucket
 directories are removed."""
 
@@ -47,12 +48,17 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
     keep = retained_references(table, files)
     referenced = {os.path.normpath(p) for p in keep.data | keep.changelog}
     referenced |= {os.path.normpath(files.manifest_path(n)) for n in keep.manifests}
+    referenced |= {os.path.normpath(p) for p in keep.index}
     root = table.path
     found: list[tuple[str, int, int]] = []
     dirs: list[str] = []
     for status in table.file_io.list_status(root):
         name = os.path.basename(status.path)
         if status.is_dir:
+            if name == "index" and table.options.deletion_vectors and table.schema.primary_keys:
+                # every index file of such a table is a deletion-vector file (no hash index)
+                _walk(table, status.path, found, [])
+                continue
             if name in _PROTECTED_DIRS:
                 continue
             dirs.append(status.path)
