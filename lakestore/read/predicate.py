@@ -15,6 +15,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakestore.errors import SchemaMismatchError
+
 # Column statistics for skipping: name -> (min, max, null_count, row_count); None if unknown.
 Stats = Mapping[str, tuple[Any, Any, int | None, int]]
 
@@ -229,4 +231,8 @@ def col(name: str) -> Column:
 def apply_filter(table: pa.Table, predicate: Predicate | None) -> pa.Table:
     if predicate is None or table.num_rows == 0:
         return table
-    return table.filter(predicate.to_arrow())
+    try:
+        return table.filter(predicate.to_arrow())
+    except pa.ArrowNotImplementedError as exc:
+        # e.g. comparing a nested (ARRAY, MAP, ROW) column with a value: only null checks apply.
+        raise SchemaMismatchError(f"filter on {sorted(predicate.columns())} cannot be evaluated: {exc}") from exc

@@ -133,3 +133,10 @@ def test_changelog_row_deduplicate_compares_nested_values(catalog, producer):
     table.compact(full=True)
     changes = table.read_changes(from_snapshot_id=start)
     assert [(r["id"], r["_row_kind"], r["attrs"]) for r in changes.to_pylist()] == [(2, "-U", []), (2, "+U", [("k", None)])]
+
+
+def test_comparing_a_nested_column_is_a_typed_error(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    table.write_arrow(FIRST)
+    with pytest.raises(lakestore.SchemaMismatchError, match="'tags'"):
+        table.to_arrow(filter=lakestore.col("tags") == ["a"])
