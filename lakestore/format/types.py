@@ -381,6 +381,9 @@ def from_arrow(arrow_type: pa.DataType, *, nullable: bool = True) -> DataType:
         key, item = t.key_field, t.item_field
         return DataType.map(from_arrow(key.type, nullable=False), from_arrow(item.type, nullable=item.nullable), nullable=nullable)
     if pa.types.is_struct(t):
+        names = [f.name for f in t]
+        if not names or len(set(names)) != len(names):
+            raise UnsupportedTypeError(f"Arrow struct {t} needs at least one field and unique field names to be a Paimon ROW")
         # Ids are placeholders: the table assigns them (``DataType.with_field_ids``).
         fields = [NestedField(0, f.name, from_arrow(f.type, nullable=f.nullable)) for f in t]
         return DataType.row(fields, nullable=nullable)

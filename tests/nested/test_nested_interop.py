@@ -105,3 +105,15 @@ def test_java_and_lakestore_share_a_table_with_nested_columns(catalog):
     expected = pa.concat_tables([batch([1]), batch([2, 3], salt=1), batch([4, 5], salt=2)])
     same(java.read(warehouse, "db.t"), expected)
     same(table.to_arrow(), expected)
+
+
+def test_nested_field_ids_match_pypaimon(catalog, oracle, tmp_path):
+    inner = pa.struct([pa.field("x", pa.int32()), pa.field("y", pa.list_(pa.struct([("z", pa.int64())])))])
+    schema = pa.schema(
+        [("id", pa.int64()), ("r", pa.struct([("a", pa.int32()), ("s", inner), ("b", pa.string())])), ("m", pa.map_(pa.string(), inner))]
+    )
+    oracle_write(tmp_path / "wh", "db.theirs", schema.empty_table(), primary_keys=["id"], options={"bucket": "1"})
+    ours = catalog.create_table("db.ours", schema=schema, primary_keys=["id"], options={"bucket": "1"}).schema
+    theirs = catalog.get_table("db.theirs").schema
+    assert [f.to_json() for f in ours.fields] == [f.to_json() for f in theirs.fields]
+    assert ours.highest_field_id == theirs.highest_field_id == 11

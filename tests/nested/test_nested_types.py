@@ -129,6 +129,17 @@ def test_arrow_round_trip_keeps_structure_and_nullability():
 
 
 @pytest.mark.parametrize(
+    "arrow", [pa.struct([]), pa.struct([("a", pa.int32()), ("a", pa.string())]), pa.list_(pa.uint64()), pa.map_(pa.string(), pa.float16())]
+)
+def test_arrow_types_without_a_paimon_equivalent_are_refused_by_column(tmp_path, arrow):
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    with pytest.raises(lakestore.UnsupportedTypeError, match="column 'v'"):
+        catalog.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("v", arrow)]))
+    assert not catalog.table_exists("db.t")
+
+
+@pytest.mark.parametrize(
     ("kwargs", "name"),
     [
         ({"primary_keys": ["arr"]}, "primary key 'arr'"),
