@@ -101,17 +101,14 @@ def _null_in_not_null_part(array: pa.Array, dtype: DataType, path: str) -> str |
         if pa.types.is_map(array.type):
             entries = pa.ListArray.from_arrays(pa.array(np.asarray(array.offsets)), array.values, mask=array.is_null())
             flat = pc.list_flatten(entries)
-            parts = [(pc.struct_field(flat, 1), dtype.value or DataType("INT", False), f"{path} value")]
+            # A MULTISET's counts are INT NOT NULL.
+            child, child_type, child_path = pc.struct_field(flat, 1), dtype.value or DataType("INT", False), f"{path} value"
         else:
-            parts = [(pc.list_flatten(array), dtype.element, f"{path} element")]
-        for child, child_type, child_path in parts:
-            assert child_type is not None
-            if not child_type.nullable and child.null_count:
-                return child_path
-            found = _null_in_not_null_part(child, child_type, child_path) if child_type.is_nested else None
-            if found is not None:
-                return found
-        return None
+            assert dtype.element is not None
+            child, child_type, child_path = pc.list_flatten(array), dtype.element, f"{path} element"
+        if not child_type.nullable and child.null_count:
+            return child_path
+        return _null_in_not_null_part(child, child_type, child_path) if child_type.is_nested else None
     for i, field in enumerate(dtype.fields):
         child = pc.struct_field(array, i)  # null where the ROW itself is null
         child_path = f"{path}.{field.name}"
