@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
-from lakestore.errors import LakestoreError, PartitionValueError, SchemaMismatchError, TableNotFoundError
+from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -28,6 +28,7 @@ from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import parse_duration_ms
+from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.read.changes import ChangeReader, StreamScan
@@ -154,10 +155,7 @@ class Table:
         ``full=True`` merges every bucket into its last level; otherwise the universal picker
         decides per bucket. Returns the snapshots created (empty if nothing needed compacting).
         """
-        snapshots = compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
-        if snapshots:
-            self._after_commit()
-        return snapshots
+        return compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
         return TableCommit(
@@ -168,6 +166,7 @@ class Table:
             hook=hook,
             manifests=self._manifests,
             metadata_path=self.metadata_path,
+            post_commit=self._after_commit,
         )
 
     def _overwrite_partition(self, overwrite: Overwrite) -> dict[str, Any] | None:
@@ -175,12 +174,7 @@ class Table:
             return None
         if overwrite is True:
             return {}
-        if not isinstance(overwrite, Mapping):
-            raise PartitionValueError(f"overwrite must be True or a partition dict, got {overwrite!r}")
-        unknown = [k for k in overwrite if k not in self.schema.partition_keys]
-        if unknown:
-            raise PartitionValueError(f"overwrite names {unknown}, which are not partition keys {list(self.schema.partition_keys)}")
-        return dict(overwrite)
+        return check_partition_spec(self.schema.partition_keys, overwrite, what="overwrite")
 
     def write_arrow(
         self,
@@ -213,7 +207,6 @@ class Table:
             if not committer.publish_attempted:
                 write.abort()  # nothing was published: these files can never be referenced
             raise
-        self._after_commit()
         return snapshots[-1] if snapshots else None
 
     @staticmethod
@@ -369,13 +362,10 @@ class Table:
 
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
-    def _after_commit(self) -> None:
-        """Automatic tags and expiration after a landed commit. Their failure must not turn a
-        landed write into a reported failure: it is logged and retried after the next commit."""
-        try:
-            after_commit(self)
-        except (LakestoreError, OSError) as exc:
-            _log.warning("post-commit maintenance of %s failed (the commit landed): %s", self.path, exc)
+    def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
+        """Automatic tags and expiration, run by every commit of this table that landed snapshots
+        (``TableCommit`` logs, never raises, a failure here)."""
+        after_commit(self)
 
     def expire_snapshots(
         self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None
@@ -427,7 +417,6 @@ class Table:
             raise PartitionValueError("drop_partitions needs partition values; use write_arrow(..., overwrite=True) to empty the table")
         user = commit_user or str(uuid.uuid4())
         snapshots = self.new_commit(commit_user=user).commit([], overwrite=[spec for spec in specs if spec])
-        self._after_commit()
         return snapshots[-1] if snapshots else None
 
     def expire_partitions(self, *, now_ms: int | None = None) -> list[dict[str, Any]]:

@@ -10,13 +10,14 @@ are deleted; when the outcome is unknown (an error while publishing) nothing is 
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError
+from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, LakestoreError
 from lakestore.format.binary_row import decode_row
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
@@ -33,6 +34,12 @@ Overwrite = Mapping[str, Any] | Sequence[Mapping[str, Any]] | bool | None
 
 # A test hook: called with a step name at each step of a commit (crash-injection tests).
 CommitHook = Callable[[str], None]
+
+# Maintenance after a landed commit (Paimon runs it in its committer: automatic tags, partition
+# and snapshot expiration); called once per ``commit`` that created snapshots.
+PostCommit = Callable[[Sequence[Snapshot]], None]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,9 +60,12 @@ class TableCommit:
         hook: CommitHook | None = None,
         manifests: ManifestStore | None = None,
         metadata_path: str | None = None,
+        post_commit: PostCommit | None = None,
     ) -> None:
         """``metadata_path``: where this branch's snapshots live (default: the table directory,
-        i.e. the main branch); data and manifest files always live under ``table_path``."""
+        i.e. the main branch); data and manifest files always live under ``table_path``.
+        ``post_commit`` runs after every commit that landed snapshots; its failure is logged, never
+        raised (the commit landed)."""
         schema.require_supported("commit to", table=table_path)
         self.file_io = file_io
         self.table_path = table_path
@@ -65,6 +75,7 @@ class TableCommit:
         self.snapshots = SnapshotManager(file_io, metadata_path or table_path)
         self.manifests = manifests or ManifestStore(file_io, table_path, compression=self.options.manifest_compression)
         self._hook = hook or (lambda step: None)
+        self._post_commit = post_commit
         self._partition_types = schema.types_of(schema.partition_keys)
         self._key_types = schema.types_of(schema.trimmed_primary_keys) if schema.primary_keys else []
         # Whether the last ``commit`` reached a publish attempt (before that, a failure
@@ -129,7 +140,18 @@ class TableCommit:
                 for f in m.compact_after + m.compact_changelog_files:
                     if f.file_name not in upgraded:
                         self.file_io.delete(self._data_path(m, f))
+        if out and self._post_commit is not None:
+            self._run_post_commit(out)
         return out
+
+    def _run_post_commit(self, snapshots: Sequence[Snapshot]) -> None:
+        """Maintenance must not turn a landed commit into a reported failure (a caller would
+        re-write the rows): its errors are logged, and it runs again after the next commit."""
+        assert self._post_commit is not None
+        try:
+            self._post_commit(snapshots)
+        except (LakestoreError, OSError) as exc:
+            _log.warning("post-commit maintenance of %s failed (snapshot %d landed): %s", self.table_path, snapshots[-1].id, exc)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data files written for ``messages`` (the commit will not happen)."""

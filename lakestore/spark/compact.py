@@ -15,26 +15,12 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from lakestore.compact import compact_bucket, select_buckets
-from lakestore.errors import PartitionValueError
 from lakestore.io.fileio import FileIO
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.spark.write import MESSAGE_COLUMN, MESSAGE_SCHEMA, collect_messages, commit_messages
 from lakestore.table import Table
 
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
-
-
-def _partition_filter(table: Table, partitions: Partitions) -> list[dict[str, Any]] | None:
-    if partitions is None:
-        return None
-    specs = [partitions] if isinstance(partitions, Mapping) else list(partitions)
-    for spec in specs:
-        if not isinstance(spec, Mapping):
-            raise PartitionValueError(f"partitions must be partition dicts, got {spec!r}")
-        unknown = [k for k in spec if k not in table.partition_keys]
-        if unknown:
-            raise PartitionValueError(f"partitions name {unknown}, which are not partition keys {list(table.partition_keys)}")
-    return [dict(s) for s in specs]
 
 
 def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
@@ -63,7 +49,7 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return []
-    targets = select_buckets(table, snapshot, _partition_filter(table, partitions))
+    targets = select_buckets(table, snapshot, partitions)
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -29,9 +29,9 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from lakestore import errors
 from lakestore.commit.commit import Overwrite
-from lakestore.errors import PartitionValueError
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.table import Table
 from lakestore.write.input import assign_buckets, conform
@@ -63,11 +63,7 @@ def _maybe_fail(point: str) -> None:
 def _check_overwrite(table: Table, overwrite: Overwrite) -> None:
     if overwrite is None or overwrite is False or overwrite is True:
         return
-    if not isinstance(overwrite, Mapping):
-        raise PartitionValueError(f"overwrite must be True or a partition dict, got {overwrite!r}")
-    unknown = [k for k in overwrite if k not in table.partition_keys]
-    if unknown:
-        raise PartitionValueError(f"overwrite names {unknown}, which are not partition keys {list(table.partition_keys)}")
+    check_partition_spec(table.partition_keys, overwrite, what="overwrite")
 
 
 def _check_schema(df: DataFrame, table: Table) -> None:
