@@ -147,11 +147,13 @@ def lookup_older_versions(
     *,
     read_file: Callable[[DataFileMeta], pa.Table],
     read_positioned: ReadPositioned,
+    read_whole: Callable[[DataFileMeta], pa.Table],
     key_names: Sequence[str],
     keep_rows: bool,
 ) -> LookupResult:
     """Look the keys of the ``level0`` files up in ``others`` (read with their vectors applied):
-    Paimon's lookup of each level-0 key from the output level + 1 upwards."""
+    Paimon's lookup of each level-0 key from the output level + 1 upwards. ``read_positioned``
+    gives a file's live key columns with their positions, ``read_whole`` all of its rows."""
     if not level0 or not others:
         return LookupResult({}, None)
     keys = pa.concat_tables([read_file(f).select(list(key_names)) for f in level0])
@@ -159,19 +161,20 @@ def lookup_older_versions(
     deletions: dict[str, np.ndarray] = {}
     found: list[pa.Table] = []
     for f in others:
-        rows = read_positioned(f)
+        rows = read_positioned(f)  # key columns only: most lookups need no values
         matched = rows.join(keys, keys=list(key_names), join_type="left semi", use_threads=False)
         if not matched.num_rows:
             continue
-        deletions[f.file_name] = np.sort(matched.column(POSITION).to_numpy())
+        positions = np.sort(matched.column(POSITION).to_numpy())
+        deletions[f.file_name] = positions
         if keep_rows:
-            found.append(matched.drop_columns([POSITION]))
+            found.append(read_whole(f).take(pa.array(positions)))
     rows_found = pa.concat_tables(found) if keep_rows and found else None
     return LookupResult(deletions, rows_found)
 
 
 def with_positions(table: pa.Table, positions: np.ndarray | None) -> pa.Table:
-    """A whole file's rows with their positions, the deleted ones removed."""
+    """A whole file's rows (or some of its columns) with their positions, the deleted ones removed."""
     numbered = table.append_column(POSITION, pa.array(np.arange(table.num_rows, dtype=np.int64)))
     return apply_vector(numbered, positions)
 
