@@ -88,10 +88,12 @@ class BucketCompactor:
         return apply_vector(self._read_whole(f), vectors_of(self.deletion_vectors, vectors, f.file_name))
 
     def _read_positioned(self, f: DataFileMeta) -> pa.Table:
-        return with_positions(self._read_whole(f), vectors_of(self.deletion_vectors, None, f.file_name))
+        keys = self._read_whole(f, self.schema.trimmed_primary_keys)
+        return with_positions(keys, vectors_of(self.deletion_vectors, None, f.file_name))
 
-    def _read_whole(self, f: DataFileMeta) -> pa.Table:
-        columns = self.schema.field_names + ([SEQUENCE_NUMBER, VALUE_KIND] if self.primary_key else [])
+    def _read_whole(self, f: DataFileMeta, columns: Sequence[str] | None = None) -> pa.Table:
+        if columns is None:
+            columns = self.schema.field_names + ([SEQUENCE_NUMBER, VALUE_KIND] if self.primary_key else [])
         try:
             return read_as_schema(self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns)
         except DataFileMissingError as exc:
@@ -158,11 +160,24 @@ class BucketCompactor:
 
     def _lookup(self, files: Sequence[DataFileMeta], unit_files: Sequence[DataFileMeta]) -> LookupResult:
         in_unit = {(f.file_name, f.level) for f in unit_files}
+        level0 = [f for f in unit_files if f.level == 0]
+        others = [f for f in files if (f.file_name, f.level) not in in_unit]
+        if level0 and others:
+            # only files whose key range meets the level-0 keys' can hold older versions
+            types = self.schema.types_of(self.schema.trimmed_primary_keys)
+            low = min(decode_row(f.min_key, types, source=f.file_name) for f in level0)
+            high = max(decode_row(f.max_key, types, source=f.file_name) for f in level0)
+            others = [
+                f
+                for f in others
+                if decode_row(f.min_key, types, source=f.file_name) <= high and decode_row(f.max_key, types, source=f.file_name) >= low
+            ]
         return lookup_older_versions(
-            [f for f in unit_files if f.level == 0],
-            [f for f in files if (f.file_name, f.level) not in in_unit],
+            level0,
+            others,
             read_file=self.read_file,
             read_positioned=self._read_positioned,
+            read_whole=self._read_whole,
             key_names=self.schema.trimmed_primary_keys,
             keep_rows=self._needs_old_values(),
         )
