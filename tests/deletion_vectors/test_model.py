@@ -49,9 +49,12 @@ def _check_invariant(table: lakestore.Table) -> None:
     steps=st.lists(_STEP, min_size=1, max_size=7),
     engine=st.sampled_from(["deduplicate", "aggregation"]),
     trigger=st.sampled_from(["2", "5"]),
+    buffer=st.sampled_from(["64 b", "256 mb"]),
 )
-def test_deletion_vector_table_matches_dict_model(steps, engine, trigger):
-    options = {"bucket": "2", "deletion-vectors.enabled": "true", "num-sorted-run.compaction-trigger": trigger}
+def test_deletion_vector_table_matches_dict_model(steps, engine, trigger, buffer):
+    """A 64-byte write buffer flushes every row batch: several level-0 runs, and back-pressure
+    compactions, within one commit."""
+    options = {"bucket": "2", "deletion-vectors.enabled": "true", "num-sorted-run.compaction-trigger": trigger, "write-buffer-size": buffer}
     if engine == "deduplicate":
         options["rowkind.field"] = "op"
     else:
@@ -69,7 +72,8 @@ def test_deletion_vector_table_matches_dict_model(steps, engine, trigger):
                 if not rows:
                     continue
                 columns = list(zip(*rows, strict=True))
-                table.write_arrow(pa.table({n: list(c) for n, c in zip(SCHEMA.names, columns, strict=True)}, schema=SCHEMA))
+                batch = pa.table({n: list(c) for n, c in zip(SCHEMA.names, columns, strict=True)}, schema=SCHEMA)
+                table.write_arrow(batch.to_batches(max_chunksize=3))  # several flushes when the buffer is tiny
                 _apply(model, rows, engine)
             got = {(r["p"], r["k"]): (r["v"], r["op"]) for r in table.to_arrow().to_pylist()}
             assert got == model
