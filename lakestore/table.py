@@ -18,14 +18,15 @@ from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
 from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward
-from lakestore.lifecycle.expire import expire_snapshots
-from lakestore.lifecycle.orphans import remove_orphan_files
+from lakestore.lifecycle.expire import ExpireResult, expire_snapshots
+from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
-from lakestore.lifecycle.tags import TagManager
+from lakestore.lifecycle.tags import Tag, TagManager
 from lakestore.lifecycle.time_travel import resolve, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
+from lakestore.meta.kinds import StreamStart
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import parse_duration_ms
 from lakestore.meta.partitions import check_partition_spec
@@ -333,7 +334,7 @@ class Table:
     def stream(
         self,
         *,
-        start: str = "full",
+        start: StreamStart = "full",
         snapshot_id: int | None = None,
         timestamp_ms: int | None = None,
         consumer_id: str | None = None,
@@ -369,24 +370,24 @@ class Table:
 
     def expire_snapshots(
         self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None
-    ) -> Any:
-        """Expire old snapshots and delete the files only they referenced (``ExpireResult``).
+    ) -> ExpireResult:
+        """Expire old snapshots and delete the files only they referenced.
         None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``."""
         return expire_snapshots(
             self, num_retained_min=num_retained_min, num_retained_max=num_retained_max, time_retained_ms=time_retained_ms
         )
 
-    def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> Any:
+    def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``
         (epoch millis; default: one day ago). Returns an ``OrphanResult``."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
-    def _tags(self) -> Any:
+    def _tags(self) -> TagManager:
         return TagManager(self)
 
     def create_tag(
         self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None, *, watermark: int | None = None
-    ) -> Any:
+    ) -> Tag:
         """Tag a snapshot (default: the latest; with ``watermark``, the first snapshot whose
         watermark reached it). ``time_retained``: millis or a duration such as ``"7 d"``; the tag
         expires that long after its creation."""
@@ -403,8 +404,8 @@ class Table:
     def rename_tag(self, old_name: str, new_name: str) -> None:
         self._tags().rename(old_name, new_name)
 
-    def tags(self) -> list[Any]:
-        """Every tag (``lakestore.lifecycle.Tag``), by snapshot id."""
+    def tags(self) -> list[Tag]:
+        """Every tag, by snapshot id."""
         return self._tags().tags()
 
     def drop_partitions(self, partitions: Sequence[Mapping[str, Any]], *, commit_user: str | None = None) -> Snapshot | None:

@@ -18,8 +18,8 @@ def retention_check(table: ls.Table, key: dg.AssetKey) -> dg.AssetCheckResult:
     e.g. a mart's change feed, still needs them), at least num-retained.min (or all there ever
     were), and every tag still reads."""
     ids = [s.id for s in table.snapshots()]
-    retain_min = table.options.get("snapshot.num-retained.min")
-    retain_max = table.options.get("snapshot.num-retained.max")
+    retain_min = table.options.snapshot_num_retained_min
+    retain_max = table.options.snapshot_num_retained_max
     consumers = table.consumers()
     held = ids[-1] - min(consumers.values()) + 1 if ids and consumers else 0  # snapshots consumers protect
     problems = []

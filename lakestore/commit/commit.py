@@ -23,6 +23,7 @@ from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import data_manifests, live_entries
+from lakestore.meta.kinds import CommitKind
 from lakestore.meta.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore
 from lakestore.meta.manifest_merge import merge_manifests, write_manifests
 from lakestore.meta.schema import TableSchema
@@ -169,7 +170,7 @@ class TableCommit:
     # -- one snapshot -------------------------------------------------------------------------
     def _commit_kind(
         self,
-        kind: str,
+        kind: CommitKind,
         changes: list[ManifestEntry],
         identifier: int,
         start: int | None,
@@ -268,7 +269,7 @@ class TableCommit:
 
     def _write_snapshot(
         self,
-        kind: str,
+        kind: CommitKind,
         latest: Snapshot | None,
         delta: list[ManifestEntry],
         changelog: list[ManifestEntry],

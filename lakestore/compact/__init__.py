@@ -75,8 +75,8 @@ class BucketCompactor:
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
         self.deletion_vectors = deletion_vectors
         self.picker = UniversalCompaction(
-            max_size_amplification_percent=self.options.get("compaction.max-size-amplification-percent"),
-            size_ratio=self.options.get("compaction.size-ratio"),
+            max_size_amplification_percent=self.options.compaction_max_size_amplification_percent,
+            size_ratio=self.options.compaction_size_ratio,
             num_run_compaction_trigger=self.options.compaction_trigger,
         )
 
@@ -110,8 +110,8 @@ class BucketCompactor:
             picked = pick_append_files(
                 files,
                 small_file_size=min_size,
-                min_file_num=self.options.get("compaction.min.file-num"),
-                max_file_num=self.options.get("compaction.max.file-num"),
+                min_file_num=self.options.compaction_min_file_num,
+                max_file_num=self.options.compaction_max_file_num,
                 full=full,
             )
             return compact_append(picked, read_file=self.read_file, writer=self.writer)

@@ -33,9 +33,9 @@ class Retention:
 
 def changelog_retention(options: CoreOptions, snapshots: Retention) -> Retention:
     """The changelog retention: each option defaults to the snapshot retention in force."""
-    retain_max = options.get("changelog.num-retained.max")
-    retain_min = options.get("changelog.num-retained.min")
-    time_ms = options.get("changelog.time-retained")
+    retain_max = options.changelog_num_retained_max
+    retain_min = options.changelog_num_retained_min
+    time_ms = options.changelog_time_retained_ms
     return Retention(
         min=snapshots.min if retain_min is None else retain_min,
         max=snapshots.max if retain_max is None else retain_max,

@@ -58,11 +58,11 @@ def expire_snapshots(
 ) -> ExpireResult:
     table.schema.require_supported("expire snapshots of", table=table.path)
     options = table.options
-    retain_min = num_retained_min if num_retained_min is not None else options.get("snapshot.num-retained.min")
-    retain_max = num_retained_max if num_retained_max is not None else options.get("snapshot.num-retained.max")
+    retain_min = num_retained_min if num_retained_min is not None else options.snapshot_num_retained_min
+    retain_max = num_retained_max if num_retained_max is not None else options.snapshot_num_retained_max
     retain_max = sys.maxsize if retain_max is None else retain_max
-    retained_ms = time_retained_ms if time_retained_ms is not None else options.get("snapshot.time-retained")
-    limit = limit if limit is not None else options.get("snapshot.expire.limit")
+    retained_ms = time_retained_ms if time_retained_ms is not None else options.snapshot_time_retained_ms
+    limit = limit if limit is not None else options.snapshot_expire_limit
     if retain_min < 1:
         raise OptionError(f"num_retained_min must be >= 1, got {retain_min}")
     if retain_max < retain_min:

@@ -186,13 +186,13 @@ def auto_create_tags(table: Table, *, now_ms: int | None = None) -> list[str]:
     (``2024-01-01`` daily, ``2024-01-01 13`` hourly); keep at most ``tag.num-retained-max``
     automatic tags. Returns the names created."""
     options = table.options
-    mode = options.get("tag.automatic-creation")
+    mode = options.tag_automatic_creation
     if mode in (None, "none"):
         return []
     if mode != "process-time":
         return []  # watermark/batch modes are refused by the option parser
-    period = options.get("tag.creation-period")
-    delay_ms = options.get("tag.creation-delay")
+    period = options.tag_creation_period
+    delay_ms = options.tag_creation_delay_ms
     now = dt.datetime.fromtimestamp(((now_ms if now_ms is not None else int(time.time() * 1000)) - delay_ms) / 1000)
     step = dt.timedelta(milliseconds=_PERIODS_MS[period])
     if period == "daily":
@@ -208,12 +208,12 @@ def auto_create_tags(table: Table, *, now_ms: int | None = None) -> list[str]:
     auto = [n for n in manager.names() if _is_auto_name(n, period)]
     if snapshot is not None and name not in auto and (not auto or max(auto) < name):
         try:
-            manager.create_from_snapshot(name, snapshot, time_retained_ms=options.get("tag.default-time-retained"))
+            manager.create_from_snapshot(name, snapshot, time_retained_ms=options.tag_default_time_retained_ms)
             created.append(name)
             auto.append(name)
         except TagAlreadyExistsError:
             pass  # another committer created it
-    limit = options.get("tag.num-retained-max")
+    limit = options.tag_num_retained_max
     if limit is not None:
         for old in sorted(auto)[: max(0, len(auto) - limit)]:
             with contextlib.suppress(TagNotFoundError):

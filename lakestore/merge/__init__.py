@@ -27,7 +27,7 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
             functions=options.field_options("aggregate-function"),
             ignore_retract=options.field_options("ignore-retract"),
             delimiters=options.field_options("list-agg-delimiter"),
-            default_function=options.get("fields.default-aggregate-function"),
+            default_function=options.default_aggregate_function,
             distinct=options.field_options("distinct"),
             nested_keys=options.field_options("nested-key"),
         )

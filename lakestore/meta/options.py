@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from lakestore.errors import OptionError, UnsupportedTableError
+from lakestore.meta.kinds import ChangelogProducer, MergeEngine
 
 _MEMORY_UNITS = {
     "": 1,
@@ -460,7 +461,7 @@ class CoreOptions:
         return _bool(self._raw.get("deletion-vectors.enabled", "false"))
 
     @property
-    def changelog_producer(self) -> str:
+    def changelog_producer(self) -> ChangelogProducer:
         return self.get("changelog-producer")
 
     @property
@@ -480,7 +481,7 @@ class CoreOptions:
         return self.get("rowkind.field")
 
     @property
-    def merge_engine(self) -> str:
+    def merge_engine(self) -> MergeEngine:
         return self.get("merge-engine")
 
     @property
@@ -564,3 +565,80 @@ class CoreOptions:
     def partition_timestamp_formatter(self) -> str | None:
         """The Java pattern as written (``yyyyMMdd``); see ``java_pattern_to_strptime``."""
         return self._raw.get("partition.timestamp-formatter")
+
+    # -- compaction, changelog, retention and tags: one typed property per option read elsewhere
+    @property
+    def compaction_max_size_amplification_percent(self) -> int:
+        return self.get("compaction.max-size-amplification-percent")
+
+    @property
+    def compaction_size_ratio(self) -> int:
+        return self.get("compaction.size-ratio")
+
+    @property
+    def compaction_min_file_num(self) -> int:
+        return self.get("compaction.min.file-num")
+
+    @property
+    def compaction_max_file_num(self) -> int:
+        return self.get("compaction.max.file-num")
+
+    @property
+    def full_compaction_delta_commits(self) -> int | None:
+        return self.get("full-compaction.delta-commits")
+
+    @property
+    def changelog_row_deduplicate(self) -> bool:
+        return self.get("changelog-producer.row-deduplicate")
+
+    @property
+    def default_aggregate_function(self) -> str | None:
+        return self.get("fields.default-aggregate-function")
+
+    @property
+    def snapshot_num_retained_min(self) -> int:
+        return self.get("snapshot.num-retained.min")
+
+    @property
+    def snapshot_num_retained_max(self) -> int | None:
+        return self.get("snapshot.num-retained.max")
+
+    @property
+    def snapshot_time_retained_ms(self) -> int:
+        return self.get("snapshot.time-retained")
+
+    @property
+    def snapshot_expire_limit(self) -> int:
+        return self.get("snapshot.expire.limit")
+
+    @property
+    def changelog_num_retained_min(self) -> int | None:
+        return self.get("changelog.num-retained.min")
+
+    @property
+    def changelog_num_retained_max(self) -> int | None:
+        return self.get("changelog.num-retained.max")
+
+    @property
+    def changelog_time_retained_ms(self) -> int | None:
+        return self.get("changelog.time-retained")
+
+    @property
+    def tag_automatic_creation(self) -> Literal["none", "process-time"]:
+        return self.get("tag.automatic-creation")
+
+    @property
+    def tag_creation_period(self) -> Literal["daily", "hourly", "two-hours"]:
+        return self.get("tag.creation-period")
+
+    @property
+    def tag_creation_delay_ms(self) -> int:
+        return self.get("tag.creation-delay")
+
+    @property
+    def tag_num_retained_max(self) -> int | None:
+        return self.get("tag.num-retained-max")
+
+    @property
+    def tag_default_time_retained_ms(self) -> int | None:
+        return self.get("tag.default-time-retained")

@@ -9,11 +9,10 @@ from typing import Any
 
 from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError
 from lakestore.io.fileio import FileIO
+from lakestore.meta.kinds import COMMIT_KINDS, CommitKind
 
 SNAPSHOT_VERSION = 3
 BATCH_COMMIT_IDENTIFIER = 9223372036854775807
-
-COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
 
 # Snapshot JSON key of every field, in the order Paimon writes them.
 _WIRE_NAMES = {
@@ -63,7 +62,7 @@ class Snapshot:
     delta_manifest_list: str
     commit_user: str
     commit_identifier: int
-    commit_kind: str
+    commit_kind: CommitKind
     time_millis: int
     total_record_count: int
     delta_record_count: int
@@ -247,7 +246,7 @@ class SnapshotManager:
     def write_earliest_hint(self, snapshot_id: int) -> None:
         self.file_io.write_bytes(f"{self.snapshot_dir}/EARLIEST", str(snapshot_id).encode())
 
-    def find_committed(self, commit_user: str, commit_identifier: int, commit_kind: str, *, after_id: int | None) -> Snapshot | None:
+    def find_committed(self, commit_user: str, commit_identifier: int, commit_kind: CommitKind, *, after_id: int | None) -> Snapshot | None:
         """The snapshot committed by ``commit_user`` with this identifier and kind, if it landed
         after snapshot ``after_id`` (None = search all retained snapshots, newest first).
 

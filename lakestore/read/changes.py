@@ -18,6 +18,7 @@ from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_scan import read_entries
+from lakestore.meta.kinds import StreamStart
 from lakestore.meta.manifest import ADD, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
@@ -83,7 +84,7 @@ class StreamScan:
         *,
         full_reader: object,
         columns: Sequence[str],
-        start: str = "full",
+        start: StreamStart = "full",
         snapshot_id: int | None = None,
         timestamp_ms: int | None = None,
         consumer_id: str | None = None,
