@@ -202,3 +202,17 @@ def test_sequence_field_with_vectors(java, catalog, warehouse):
     same_rows(java.read(warehouse, "db.t"), expected, ["id"])
     java.compact(warehouse, "db.t")
     same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+
+
+def test_partition_overwrite_drops_vectors(java, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options("deduplicate"))
+    for index in range(3):
+        table.write_arrow(scenario.as_table(scenario.commit_rows("deduplicate", index)))
+    replacement = scenario.as_table([("a", 1, 1, "o1", "+I"), ("a", 2, 2, "o2", "+I")])
+    table.write_arrow(replacement, overwrite={"dt": "a"})
+    before = scenario.model("deduplicate", 3)
+    expected = pa.concat_tables([before.filter(pa.compute.equal(before["dt"], "b")), replacement])
+    same_rows(table.to_arrow(), expected, KEYS)
+    same_rows(java.read(warehouse, "db.t"), expected, KEYS)
+    live = {name for split in table.plan() for name, _ in split.deletion_files}
+    assert all(split.partition_values == ("b",) for split in table.plan() if split.deletion_files), live
