@@ -31,6 +31,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lakestore.catalog import Catalog
@@ -183,13 +184,15 @@ def _partitions(specs: Sequence[str] | None) -> list[dict[str, str]] | None:
 
 def cmd_compact(args: argparse.Namespace) -> Any:
     table = _table(args)
-    if not hasattr(table, "compact"):
-        raise LakestoreError("this lakestore build has no compaction")
     _progress(args, f"compacting {table.identifier} ({'full' if args.full else 'minor'}) ...")
     started = time.time()
     snapshots = table.compact(full=args.full, partitions=_partitions(args.partition))
     _progress(args, f"done in {time.time() - started:.1f}s")
-    return {"snapshots": [s.id for s in snapshots]}
+    out: dict[str, Any] = {"snapshots": [s.id for s in snapshots]}
+    if not snapshots:
+        what = "" if args.full else " (the picker found no run to merge; --full merges every bucket into one file)"
+        out["note"] = f"nothing to compact{what}"
+    return out
 
 
 def _duration(text: str) -> int:
@@ -199,15 +202,71 @@ def _duration(text: str) -> int:
         raise UsageError(str(exc)) from exc
 
 
+@dataclass(frozen=True)
+class _Retention:
+    """The retention ``expire`` applies, each bound with where it comes from (a flag or an option)."""
+
+    min: int
+    min_source: str
+    max: int | None
+    max_source: str
+    time_ms: int
+    time_source: str
+
+
+def _retention(args: argparse.Namespace, table: Table) -> _Retention:
+    """Validate the ``--retain-*`` / ``--older-than`` flags against each other and the table's
+    options, naming the flags (not the library's parameters) in errors."""
+    options = table.options
+    for flag, value in (("--retain-min", args.retain_min), ("--retain-max", args.retain_max)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
+    retention = _Retention(
+        min=args.retain_min if args.retain_min is not None else options.snapshot_num_retained_min,
+        min_source="--retain-min" if args.retain_min is not None else "the table's snapshot.num-retained.min",
+        max=args.retain_max if args.retain_max is not None else options.snapshot_num_retained_max,
+        max_source="--retain-max" if args.retain_max is not None else "the table's snapshot.num-retained.max",
+        time_ms=_duration(args.older_than) if args.older_than else options.snapshot_time_retained_ms,
+        time_source="--older-than" if args.older_than else "the table's snapshot.time-retained",
+    )
+    if retention.max is not None and retention.max < retention.min:
+        hint = "; lower --retain-min too" if args.retain_min is None else ""
+        raise UsageError(f"{retention.max_source} ({retention.max}) is below {retention.min_source} ({retention.min}){hint}")
+    return retention
+
+
+def _why_nothing_expired(table: Table, retention: _Retention, now_ms: int) -> str:
+    ids = table.snapshot_manager.list_ids()
+    if len(ids) <= retention.min:
+        return f"nothing expired: {len(ids)} snapshots, and {retention.min_source} keeps the newest {retention.min}"
+    earliest = ids[0]
+    pinned = {name: next_id for name, next_id in table.consumers().items() if next_id <= earliest}
+    if pinned:
+        name, next_id = min(pinned.items(), key=lambda item: item[1])
+        return f"nothing expired: consumer {name!r} has not read snapshot {next_id} yet"
+    successor = table.snapshot(ids[1])
+    age = _fmt_ms(now_ms - successor.time_millis)
+    return (
+        f"nothing expired: snapshot {earliest} stays until its successor (committed {age} ago) is older than "
+        f"{_fmt_ms(retention.time_ms)} ({retention.time_source}); pass --older-than to expire sooner"
+    )
+
+
+def _fmt_ms(ms: int) -> str:
+    seconds = ms / 1000
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.1f} s"
+
+
 def cmd_expire(args: argparse.Namespace) -> Any:
     table = _table(args)
+    retention = _retention(args, table)
     _progress(args, f"expiring snapshots of {table.identifier} ...")
-    result = table.expire_snapshots(
-        num_retained_min=args.retain_min,
-        num_retained_max=args.retain_max,
-        time_retained_ms=_duration(args.older_than) if args.older_than else None,
-    )
-    return {
+    now_ms = int(time.time() * 1000)
+    result = table.expire_snapshots(num_retained_min=retention.min, num_retained_max=retention.max, time_retained_ms=retention.time_ms)
+    out: dict[str, Any] = {
         "expired_snapshots": list(result.expired_snapshot_ids),
         "deleted_data_files": result.deleted_data_files,
         "deleted_changelog_files": result.deleted_changelog_files,
@@ -215,6 +274,9 @@ def cmd_expire(args: argparse.Namespace) -> Any:
         "expired_tags": list(result.expired_tags),
         "earliest_snapshot": result.earliest_snapshot_id,
     }
+    if not result.expired_snapshot_ids:
+        out["note"] = _why_nothing_expired(table, retention, now_ms)
+    return out
 
 
 def cmd_create_tag(args: argparse.Namespace) -> Any:
@@ -274,17 +336,32 @@ def cmd_remove_orphans(args: argparse.Namespace) -> Any:
 
 
 # -- parser ------------------------------------------------------------------------------------
+def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """-w/--json/-q, accepted before and after the command. The command's copies default to
+    SUPPRESS so that they do not overwrite a value given before the command."""
+
+    def default(value: Any) -> Any:
+        return value if defaults else argparse.SUPPRESS
+
+    parser.add_argument(
+        "-w",
+        "--warehouse",
+        default=default(os.environ.get("LAKESTORE_WAREHOUSE")),
+        help="warehouse directory (default: $LAKESTORE_WAREHOUSE)",
+    )
+    parser.add_argument("--json", action="store_true", default=default(False), help="print one JSON document instead of a table")
+    parser.add_argument("-q", "--quiet", action="store_true", default=default(False), help="no progress messages on stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lakestore", description="Inspect and maintain lakestore (Apache Paimon) tables.")
-    parser.add_argument(
-        "-w", "--warehouse", default=os.environ.get("LAKESTORE_WAREHOUSE"), help="warehouse path (default: $LAKESTORE_WAREHOUSE)"
-    )
-    parser.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    _global_options(parser, defaults=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, defaults=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Any, help_text: str, *, table: bool = True) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help_text, description=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
         if table:
             p.add_argument("table", help="database.table")
         p.set_defaults(func=func)
@@ -304,10 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("compact", cmd_compact, "compact the table")
     p.add_argument("--full", action="store_true")
     p.add_argument("--partition", action="append", help="k=v[,k2=v2]; repeatable")
-    p = add("expire", cmd_expire, "expire snapshots")
-    p.add_argument("--retain-min", type=int)
-    p.add_argument("--retain-max", type=int)
-    p.add_argument("--older-than", help="time-retained, e.g. '1 h', '30 min' (default: the table's option)")
+    p = add("expire", cmd_expire, "expire snapshots (says why when none expired)")
+    p.add_argument("--retain-min", type=int, help="keep at least this many (default: the table's snapshot.num-retained.min)")
+    p.add_argument("--retain-max", type=int, help="keep at most this many (default: the table's snapshot.num-retained.max)")
+    p.add_argument(
+        "--older-than", help="expire only snapshots replaced longer ago than this, e.g. '1 h', '30 min' (default: snapshot.time-retained)"
+    )
     p = add("create-tag", cmd_create_tag, "tag a snapshot")
     p.add_argument("name")
     p.add_argument("--snapshot", type=int)
@@ -348,7 +427,10 @@ def _print(args: argparse.Namespace, result: Any) -> None:
         print("\n".join(result["files"]) if result["files"] else "(no orphan files)")
         print(f"{'would delete' if result['dry_run'] else 'deleted'} {result['count']} files, {result['bytes']} bytes")
     else:
-        print("\n".join(f"{k}: {v}" for k, v in result.items()))
+        note = result.get("note")
+        # with a note, empty lists say nothing the note does not say better
+        lines = [f"{k}: {v}" for k, v in result.items() if k != "note" and not (note and v == [])]
+        print("\n".join([*lines, *([note] if note else [])]))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -360,9 +442,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.warehouse:
         print("lakestore: error: --warehouse (or $LAKESTORE_WAREHOUSE) is required", file=sys.stderr)
         return EXIT_USAGE
-    if not os.path.isdir(args.warehouse):
+    if not os.path.exists(args.warehouse):
         print(f"lakestore: warehouse {args.warehouse!r} does not exist", file=sys.stderr)
         return EXIT_NOT_FOUND
+    if not os.path.isdir(args.warehouse):
+        print(f"lakestore: error: warehouse {args.warehouse!r} is not a directory (give the warehouse directory)", file=sys.stderr)
+        return EXIT_USAGE
     try:
         result = args.func(args)
     except (UsageError, InvalidIdentifierError) as exc:

@@ -88,7 +88,7 @@ def test_exit_codes(warehouse, tmp_path, capsys):
     assert main(["-w", warehouse, "expire", "db.t", "--older-than", "soon"]) == 2
     assert main(["-w", warehouse, "create-tag", "db.t", "v1"]) == 0
     assert main(["-w", warehouse, "create-tag", "db.t", "v1"]) == 1  # already exists
-    assert main(["-w", warehouse, "expire", "db.t", "--retain-min", "0"]) == 1
+    assert main(["-w", warehouse, "expire", "db.t", "--retain-min", "0"]) == 2
     capsys.readouterr()
 
 
@@ -127,3 +127,63 @@ def test_branch_commands_and_branch_identifiers(warehouse, capsys):
 def test_expire_partitions_names_the_missing_option(warehouse, capsys):
     assert main(["-q", "-w", warehouse, "expire-partitions", "db.t"]) == 1
     assert "partition.expiration-time" in capsys.readouterr().err
+
+
+def test_global_flags_before_or_after_the_command(warehouse, capsys):
+    for argv in (
+        ["--json", "-w", warehouse, "tables", "db"],
+        ["tables", "db", "--json", "-w", warehouse],
+        ["-w", warehouse, "tables", "--json"],
+    ):
+        assert main(["-q", *argv]) == 0
+        assert json.loads(capsys.readouterr().out) == [{"table": "db.t"}]
+    assert main(["-w", warehouse, "compact", "db.t", "--full", "-q", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["snapshots"] and out.err == ""
+
+
+def test_compact_with_nothing_to_do_says_so(warehouse, capsys):
+    assert main(["-q", "-w", warehouse, "compact", "db.t", "--full"]) == 0
+    capsys.readouterr()
+    assert main(["-q", "-w", warehouse, "compact", "db.t", "--full"]) == 0
+    out = capsys.readouterr().out
+    assert out.strip() == "nothing to compact" and "snapshots" not in out
+    code, result = run_json(capsys, "-w", warehouse, "compact", "db.t", "--full")
+    assert code == 0 and result["snapshots"] == [] and result["note"] == "nothing to compact"
+
+
+def test_expire_says_why_nothing_expired(warehouse, capsys):
+    # two snapshots, below the table's snapshot.num-retained.min (10)
+    code, result = run_json(capsys, "-w", warehouse, "expire", "db.t")
+    assert code == 0 and result["expired_snapshots"] == []
+    assert "keeps the newest 10" in result["note"] and "snapshot.num-retained.min" in result["note"]
+    # --retain-min 1 allows it, but the successor is younger than the table's snapshot.time-retained
+    code, result = run_json(capsys, "-w", warehouse, "expire", "db.t", "--retain-min", "1")
+    assert code == 0 and result["expired_snapshots"] == []
+    assert "snapshot.time-retained" in result["note"] and "--older-than" in result["note"]
+    # a consumer that has not read snapshot 1 pins it
+    table = lakestore.Catalog(warehouse).get_table("db.t")
+    table.stream(consumer_id="reader", snapshot_id=1).checkpoint()
+    assert table.consumers() == {"reader": 1}
+    code, result = run_json(capsys, "-w", warehouse, "expire", "db.t", "--retain-min", "1", "--older-than", "0 ms")
+    assert code == 0 and result["expired_snapshots"] == [] and "consumer 'reader'" in result["note"]
+    # human output ends with the reason
+    assert main(["-q", "-w", warehouse, "expire", "db.t"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("nothing expired: ")
+
+
+def test_expire_errors_name_the_flags(warehouse, capsys):
+    assert main(["-q", "-w", warehouse, "expire", "db.t", "--retain-min", "0"]) == 2
+    assert "--retain-min must be at least 1" in capsys.readouterr().err
+    assert main(["-q", "-w", warehouse, "expire", "db.t", "--retain-max", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "--retain-max (3)" in err and "snapshot.num-retained.min (10)" in err and "num_retained" not in err
+    assert main(["-q", "-w", warehouse, "expire", "db.t", "--retain-min", "5", "--retain-max", "3"]) == 2
+    assert "--retain-max (3) is below --retain-min (5)" in capsys.readouterr().err
+
+
+def test_warehouse_that_is_a_file(tmp_path, capsys):
+    path = tmp_path / "warehouse.txt"
+    path.write_text("")
+    assert main(["-w", str(path), "databases"]) == 2
+    assert "is not a directory" in capsys.readouterr().err
