@@ -1,18 +1,30 @@
-"""lakestore on Spark: distributed write, read and compaction (the only package importing pyspark).
+"""lakestore on Spark: the ``paimon`` data source, compaction, and the recommended session settings
+(the only package importing pyspark).
 
 ```python
-from lakestore.spark import create_spark_session, write_dataframe, read_dataframe, compact
-spark = create_spark_session("local[*]")
-write_dataframe(df, table)                    # one snapshot, buckets assigned on executors
-df = read_dataframe(spark, table, filter=lakestore.col("dt") == "2024-01-01")
+from lakestore.spark import create_spark_session, compact
+spark = create_spark_session("local[*]")      # registers format("paimon")
+df = spark.read.format("paimon").option("warehouse", wh).load("db.t")
+df.write.format("paimon").mode("append").option("warehouse", wh).save("db.t")
 compact(spark, table, full=True)              # one COMPACT snapshot
 ```
 """
 
 from lakestore.spark.compact import compact
-from lakestore.spark.read import read_dataframe
-from lakestore.spark.session import create_spark_session
+from lakestore.spark.datasource import PaimonDataSource, bucket_column, distribute, read_dataframe, register, write_dataframe
+from lakestore.spark.session import create_spark_session, spark_settings
 from lakestore.spark.types import spark_schema, spark_type
-from lakestore.spark.write import write_dataframe
 
-__all__ = ["compact", "create_spark_session", "read_dataframe", "spark_schema", "spark_type", "write_dataframe"]
+__all__ = [
+    "PaimonDataSource",
+    "bucket_column",
+    "compact",
+    "create_spark_session",
+    "distribute",
+    "read_dataframe",
+    "register",
+    "spark_schema",
+    "spark_settings",
+    "spark_type",
+    "write_dataframe",
+]

@@ -12,14 +12,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from lakestore.compact import compact_bucket, select_buckets
 from lakestore.io.fileio import FileIO
+from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from lakestore.spark.write import MESSAGE_COLUMN, MESSAGE_SCHEMA, collect_messages, commit_messages
+from lakestore.spark.source import commit_once, typed_errors
 from lakestore.table import Table
 
+MESSAGE_COLUMN = "message"
+MESSAGE_SCHEMA = T.StructType([T.StructField(MESSAGE_COLUMN, T.BinaryType(), nullable=False)])
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 
 
@@ -40,6 +44,16 @@ def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[t
     return run
 
 
+def collect_messages(df: DataFrame) -> list[CommitMessage]:
+    """Messages of a DataFrame with one binary ``message`` column (from the write/compact tasks).
+
+    A lakestore error raised on an executor reaches the driver wrapped in Spark's exception;
+    it is re-raised here as the same typed error (the Spark exception stays its cause)."""
+    with typed_errors():
+        rows = df.collect()
+    return [CommitMessage.from_bytes(bytes(row[0])) for row in rows]
+
+
 def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions: Partitions = None) -> list[Snapshot]:
     """Compact the table's buckets in Spark tasks; returns the COMPACT snapshot(s) created.
 
@@ -57,4 +71,4 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     if not messages:
         return []
     user = f"compact-{uuid.uuid4()}"
-    return commit_messages(table, messages, commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, kind="COMPACT", overwrite=None)
+    return commit_once(table, messages, commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, kind="COMPACT", overwrite=None)

@@ -14,6 +14,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from lakestore.spark.datasource import register
+
 # Arrow's memory access on Java 17 needs these modules opened (Spark's launcher adds most of them
 # for the driver, but executors started by a cluster manager and older launchers do not).
 JAVA17_OPTIONS = " ".join(
@@ -54,8 +56,12 @@ def _local_cores(master: str) -> int:
         return os.cpu_count() or 1
 
 
-def default_conf(master: str) -> dict[str, str]:
-    """The settings ``create_spark_session`` applies before the caller's ``conf``."""
+def spark_settings(master: str = "local[*]") -> dict[str, str]:
+    """lakestore's recommended Spark settings for ``master``: Arrow on (with big batches), UTC
+    session time, Java 17 module options, the workers' Python (``spark.pyspark.python``: this
+    interpreter, the same environment on every worker), and for local/local-cluster masters
+    loopback binding, no UI and small shuffles. ``create_spark_session`` applies them; pass them to
+    any other session builder (e.g. dagster-pyspark's ``spark_config``)."""
     conf = {
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
@@ -64,6 +70,9 @@ def default_conf(master: str) -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": JAVA17_OPTIONS,
         "spark.executor.extraJavaOptions": JAVA17_OPTIONS,
+        "spark.sql.python.filterPushdown.enabled": "true",
+        "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON") or sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
     }
     if is_local_master(master):
         cores = _local_cores(master)
@@ -85,13 +94,13 @@ def default_conf(master: str) -> dict[str, str]:
 def create_spark_session(master: str = "local[*]", app_name: str = "lakestore", conf: Mapping[str, Any] | None = None) -> SparkSession:
     """Create (or return the running) SparkSession for lakestore work.
 
-    ``conf`` overrides the defaults (see ``default_conf``). For a cluster master the workers need
+    ``conf`` overrides the defaults (see ``spark_settings``). For a cluster master the workers need
     the same Python environment: by default at this interpreter's path (``sys.executable``); set
     ``PYSPARK_PYTHON`` or ``spark.pyspark.python`` in ``conf`` when the path differs there.
     Note: ``getOrCreate`` returns an already running session unchanged; JVM settings such as
     driver memory only apply to the first session of a process.
     """
-    settings = default_conf(master)
+    settings = spark_settings(master)
     settings.update({k: str(v) for k, v in (conf or {}).items()})
     # Workers are started by the JVM from the environment: the venv's Python, not PATH's python3
     # (an explicit PYSPARK_PYTHON or spark.pyspark.python in ``conf`` wins).
@@ -101,4 +110,6 @@ def create_spark_session(master: str = "local[*]", app_name: str = "lakestore", 
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    register(session)
+    return session

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 import lakestore
 from lakestore.spark import read_dataframe, write_dataframe
-from lakestore.spark.write import FAULT_ENV
+from lakestore.spark.source import FAULT_ENV
 from tests._support import assert_same_rows, data_files
 from tests.oracle.driver import oracle_available, oracle_read
 

@@ -1,0 +1,148 @@
+"""Structured Streaming over lakestore tables: ``readStream``/``writeStream.format("paimon")``.
+
+Reading: offsets are snapshot ids (``{"snapshot": N}`` = changes up to snapshot N delivered), so
+a query's checkpoint resumes exactly after the last micro-batch it completed. Each micro-batch
+has one input partition per snapshot in its range, reading that snapshot's changes with a
+``_row_kind`` column ("+I", "-U", "+U", "-D"; the option ``read.changelog=true`` is required, as
+Paimon's Spark connector names it, so the row kinds are never silently dropped). Options:
+``start`` ("full": the table at the first batch's snapshot as +I rows, then changes; "latest":
+only new snapshots), ``snapshot-id`` (changes from that snapshot on), ``consumer-id`` (resumes
+from the consumer's stored position, records it as batches complete, and protects the snapshots
+it still needs from expiration), ``max-snapshots-per-trigger``.
+
+Writing: each micro-batch is one commit with the batch id as commit identifier under the
+``commit-user`` option (required: it must stay the same across restarts of the query), so a
+restarted query that replays a batch whose commit already landed commits nothing and deletes the
+replay's files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition, WriterCommitMessage
+from pyspark.sql.types import StructType
+
+from lakestore import errors
+from lakestore.meta.consumer import ConsumerManager
+from lakestore.meta.kinds import CommitKind
+from lakestore.spark.source import (
+    PaimonCommitMessage,
+    _int_option,
+    abort_tasks,
+    check_single_writer,
+    commit_once,
+    open_table,
+    task_messages,
+    write_overwrite,
+    write_task,
+)
+from lakestore.spark.types import spark_arrow_schema, to_spark_arrow
+from lakestore.table import Table
+
+ROW_KIND = "_row_kind"
+_BATCH_ROWS = 65536
+
+
+def changelog_requested(options: Mapping[str, str]) -> bool:
+    return str(options.get("read.changelog", "false")).lower() == "true"
+
+
+class PaimonStreamReader(DataSourceStreamReader):
+    def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
+        if not changelog_requested(options):
+            raise errors.OptionError("readStream.format('paimon') needs .option('read.changelog', 'true') (adds the _row_kind column)")
+        self.options = dict(options)
+        self.names = [f.name for f in schema.fields if f.name != ROW_KIND]
+        self.full = str(self.options.get("start", "full")) == "full"
+
+    def _table(self) -> Table:
+        return open_table(self.options)
+
+    def initialOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's name
+        table = self._table()
+        latest = table.snapshot_manager.latest_id() or 0
+        consumer = self.options.get("consumer-id")
+        stored = ConsumerManager(table.file_io, table.metadata_path).next_snapshot(consumer) if consumer else None
+        snapshot_id = _int_option(self.options, "snapshot-id")
+        start = str(self.options.get("start", "full"))
+        if stored is not None:
+            return {"snapshot": stored - 1}
+        if snapshot_id is not None:
+            return {"snapshot": snapshot_id - 1}
+        if start == "latest":
+            return {"snapshot": latest}
+        if start != "full":
+            raise errors.OptionError(f"start must be 'full' or 'latest', got {start!r}")
+        return {"snapshot": 0}  # the first batch reads the whole table at its end snapshot
+
+    def latestOffset(self, start: dict[str, int] | None = None, limit: Any = None) -> dict[str, int]:  # noqa: N802 - Spark's name
+        latest = self._table().snapshot_manager.latest_id() or 0
+        cap = _int_option(self.options, "max-snapshots-per-trigger")
+        if cap is not None and start is not None:
+            latest = min(latest, start["snapshot"] + max(1, cap))
+        return {"snapshot": latest}
+
+    def partitions(self, start: dict[str, int], end: dict[str, int]) -> Sequence[InputPartition]:
+        first, last = start["snapshot"], end["snapshot"]
+        if last <= first:
+            return []
+        if first == 0 and self.full:
+            return [InputPartition(("full", last))]
+        return [InputPartition(("changes", sid)) for sid in range(first + 1, last + 1)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        table = self._table()
+        what, snapshot_id = partition.value
+        if what == "full":
+            rows = table.to_arrow(columns=self.names, snapshot_id=snapshot_id)
+            kinds = pa.array(np.full(rows.num_rows, "+I", dtype=object), type=pa.string())
+            data = rows.append_column(ROW_KIND, kinds)
+        else:
+            data = table.read_changes(from_snapshot_id=snapshot_id - 1, to_snapshot_id=snapshot_id, columns=self.names)
+        target = pa.schema([*spark_arrow_schema(table.schema, self.names), pa.field(ROW_KIND, pa.string(), nullable=False)])
+        yield from to_spark_arrow(data, target).to_batches(max_chunksize=_BATCH_ROWS)
+
+    def commit(self, end: dict[str, int]) -> None:
+        consumer = self.options.get("consumer-id")
+        if consumer:
+            table = self._table()
+            ConsumerManager(table.file_io, table.metadata_path).record(consumer, end["snapshot"] + 1)
+
+
+class PaimonStreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, options: Mapping[str, str], overwrite: bool) -> None:
+        self.options = dict(options)
+        user = self.options.get("commit-user")
+        if not user:
+            raise errors.OptionError(
+                "writeStream.format('paimon') needs .option('commit-user', ...), the same on every restart of the query"
+                " (with the batch id it makes each micro-batch commit exactly once)"
+            )
+        self.commit_user = str(user)
+        self.overwrite = write_overwrite(open_table(self.options), self.options, overwrite)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
+        return write_task(open_table(self.options), iterator, self.commit_user, self.overwrite)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
+        table = open_table(self.options)
+        kind: CommitKind = "APPEND" if self.overwrite is None else "OVERWRITE"
+        if table.snapshot_manager.find_committed(self.commit_user, batchId, kind, after_id=None) is not None:
+            abort_tasks(table, self.commit_user, messages)  # a replayed batch: its first run's commit landed
+            return
+        per_task = task_messages(messages)
+        try:
+            check_single_writer(table, per_task)
+        except errors.LakestoreError:
+            abort_tasks(table, self.commit_user, messages)
+            raise
+        flat = [m for task in per_task for m in task]
+        if flat or self.overwrite is not None:
+            commit_once(table, flat, commit_user=self.commit_user, commit_identifier=batchId, kind=kind, overwrite=self.overwrite)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
+        abort_tasks(open_table(self.options), self.commit_user, messages)
