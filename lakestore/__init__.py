@@ -24,6 +24,7 @@ from lakestore.errors import (
     UnsupportedTypeError,
 )
 from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.file_info import FileInfo
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.read.predicate import Predicate, col
 from lakestore.table import Table
@@ -37,6 +38,7 @@ __all__ = [
     "CatalogError",
     "CommitConflictError",
     "CommitError",
+    "FileInfo",
     "CommitMessage",
     "CommitRetriesExhaustedError",
     "CorruptMetadataError",

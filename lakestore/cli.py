@@ -43,9 +43,6 @@ from lakestore.errors import (
     TableNotFoundError,
     TagNotFoundError,
 )
-from lakestore.format.binary_row import decode_row
-from lakestore.format.partition_path import partition_path
-from lakestore.meta.file_scan import live_entries
 from lakestore.meta.options import parse_duration_ms
 from lakestore.table import Table
 
@@ -138,19 +135,15 @@ def cmd_snapshots(args: argparse.Namespace) -> Any:
 def cmd_files(args: argparse.Namespace) -> Any:
     table = _table(args)
     snapshot = table._resolve_snapshot(args.snapshot, args.tag)
-    schema = table.schema
-    types = schema.types_of(schema.partition_keys)
     shape: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for entry in live_entries(table.manifests(), snapshot):
-        values = decode_row(entry.partition, types)
-        part = partition_path(schema.partition_keys, types, values, default_name=table.options.partition_default_name) or "/"
+    for f in table.live_files(snapshot) if snapshot is not None else []:
+        part = f.partition_path or "/"
         row = shape.setdefault(
-            (part, entry.bucket, entry.file.level),
-            {"partition": part, "bucket": entry.bucket, "level": entry.file.level, "files": 0, "rows": 0, "bytes": 0},
+            (part, f.bucket, f.level), {"partition": part, "bucket": f.bucket, "level": f.level, "files": 0, "rows": 0, "bytes": 0}
         )
         row["files"] += 1
-        row["rows"] += entry.file.row_count
-        row["bytes"] += entry.file.file_size
+        row["rows"] += f.rows
+        row["bytes"] += f.bytes
     return [shape[k] for k in sorted(shape)]
 
 

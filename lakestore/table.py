@@ -26,7 +26,8 @@ from lakestore.lifecycle.tags import Tag, TagManager
 from lakestore.lifecycle.time_travel import resolve, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
-from lakestore.meta.kinds import StreamStart
+from lakestore.meta.file_info import FileInfo, delta_files, live_files
+from lakestore.meta.kinds import CommitKind, StreamStart
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import parse_duration_ms
 from lakestore.meta.partitions import check_partition_spec
@@ -360,6 +361,24 @@ class Table:
     def consumers(self) -> dict[str, int]:
         """Consumer id -> next snapshot it will read."""
         return ConsumerManager(self.file_io, self.metadata_path).consumers()
+
+    def reset_consumer(self, consumer_id: str, next_snapshot: int) -> None:
+        """Store ``next_snapshot`` as the consumer's position (as Paimon's ``reset_consumer``)."""
+        ConsumerManager(self.file_io, self.metadata_path).record(consumer_id, next_snapshot)
+
+    # -- commits and files --------------------------------------------------------------------
+    def find_commit(self, commit_user: str, commit_identifier: int, *, kind: CommitKind = "APPEND") -> Snapshot | None:
+        """The retained snapshot of a landed commit (commit user + identifier + kind), or None:
+        never landed, or already expired (a tag on it outlives expiration)."""
+        return self.snapshot_manager.find_committed(commit_user, commit_identifier, kind, after_id=None)
+
+    def live_files(self, snapshot: Snapshot | None = None) -> list[FileInfo]:
+        """The data files a snapshot (default: the latest) reads, with partition, bucket and level."""
+        return live_files(self._manifests, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
+
+    def delta_files(self, snapshot: Snapshot) -> list[FileInfo]:
+        """The data files a snapshot added (``kind="ADD"``) and removed (``"DELETE"``)."""
+        return delta_files(self._manifests, self.schema, snapshot)
 
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.

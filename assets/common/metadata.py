@@ -13,9 +13,6 @@ import dagster as dg
 
 import lakestore
 from assets.common.lsm import partition_label, shape_markdown, table_shape
-from lakestore.format.binary_row import decode_row
-from lakestore.meta.file_scan import read_entries
-from lakestore.meta.manifest import ADD
 
 
 @dataclass
@@ -34,26 +31,23 @@ class CommitStats:
 def commit_stats(table: lakestore.Table, snapshots: Iterable[lakestore.Snapshot | None]) -> CommitStats:
     """Add up the delta manifests of ``snapshots`` (None entries are ignored)."""
     stats = CommitStats()
-    store = table.manifests()
-    partition_types = table.schema.types_of(table.partition_keys)
-
+    first_key = table.partition_keys[0] if table.partition_keys else None
     for snap in snapshots:
         if snap is None or snap.id in stats.snapshot_ids:
             continue
         stats.snapshot_ids.append(snap.id)
         stats.kinds.append(snap.commit_kind)
-        for entry in read_entries(store, store.read_list(snap.delta_manifest_list)):
-            if entry.kind == ADD:
-                stats.rows_added += entry.file.row_count
+        for f in table.delta_files(snap):
+            if f.kind == "ADD":
+                stats.rows_added += f.rows
                 stats.files_added += 1
-                stats.bytes_added += entry.file.file_size
+                stats.bytes_added += f.bytes
             else:
-                stats.rows_removed += entry.file.row_count
+                stats.rows_removed += f.rows
                 stats.files_removed += 1
-                stats.bytes_removed += entry.file.file_size
-            if partition_types:
-                values = decode_row(entry.partition, partition_types, source=snap.delta_manifest_list)
-                stats.touched_partitions.add(str(values[0]))
+                stats.bytes_removed += f.bytes
+            if first_key is not None:
+                stats.touched_partitions.add(str(f.partition[first_key]))
     return stats
 
 

@@ -8,8 +8,7 @@ change of a key wins even when days are ingested out of order.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -172,17 +171,3 @@ def ensure_table(catalog: lakestore.Catalog, spec: TableSpec, lifecycle_options:
         options=options,
         exist_ok=True,
     )
-
-
-def ensure_optional_table(
-    catalog: lakestore.Catalog, spec: TableSpec, log: logging.Logger | Callable | None = None
-) -> tuple[lakestore.Table | None, str | None]:
-    """Like ``ensure_table`` for tables that need not-yet-implemented lakestore features (marts):
-    returns ``(None, reason)`` instead of raising when lakestore refuses an option."""
-    try:
-        return ensure_table(catalog, spec), None
-    except lakestore.OptionError as exc:
-        reason = f"{spec.identifier} skipped: this lakestore build does not implement what it needs yet ({exc})"
-        if log is not None:
-            (log.warning if hasattr(log, "warning") else log)(reason)
-        return None, reason

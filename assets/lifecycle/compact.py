@@ -5,7 +5,6 @@ day's partition into one sorted run per bucket, plus any partition whose buckets
 import dagster as dg
 
 import lakestore as ls
-from assets.common.features import COMPACT, has
 from assets.common.lsm import partitions_needing_compaction, table_shape
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
 from assets.common.tables import TableSpec, ensure_table
@@ -54,10 +53,7 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
         before = table.to_arrow(columns=list(table.primary_keys), filter=where).num_rows
         snapshots: list = []
         status = "compacted"
-        if not has(table, COMPACT):
-            status = "skipped: this lakestore build has no Table.compact yet"
-            context.log.warning(f"{spec.identifier}: {status}")
-        elif config.engine == "spark":
+        if config.engine == "spark":
             from lakestore.spark import compact as spark_compact  # noqa: PLC0415 - imports pyspark
 
             snapshots = list(spark_compact(spark.get_session(), table, full=True, partitions=[{"dt": d} for d in targets]))

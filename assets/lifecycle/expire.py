@@ -3,7 +3,6 @@
 import dagster as dg
 
 import lakestore as ls
-from assets.common.features import EXPIRE, has, list_tags
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import expired_key, tagged_key
@@ -13,10 +12,11 @@ from resources import LakestoreResource
 RETENTION = "retention_respected"
 
 
-def retention_check(table: ls.Table, key: dg.AssetKey) -> dg.AssetCheckResult:
+def retention_check(table: ls.Table, key: dg.AssetKey, *, expired_now: bool) -> dg.AssetCheckResult:
     """Retained snapshots are contiguous, at most num-retained.max (more only while a consumer,
-    e.g. a mart's change feed, still needs them), at least num-retained.min (or all there ever
-    were), and every tag still reads."""
+    e.g. a mart's change feed, still needs them), and every tag still reads. When this run
+    expired snapshots, at least num-retained.min (or all there ever were) stay; fewer are fine
+    when an earlier, manual expiration with a lower minimum removed them."""
     ids = [s.id for s in table.snapshots()]
     retain_min = table.options.snapshot_num_retained_min
     retain_max = table.options.snapshot_num_retained_max
@@ -27,9 +27,9 @@ def retention_check(table: ls.Table, key: dg.AssetKey) -> dg.AssetCheckResult:
         problems.append(f"retained snapshot ids are not contiguous: {ids}")
     if retain_max is not None and len(ids) > max(retain_max, held):
         problems.append(f"{len(ids)} snapshots retained, more than snapshot.num-retained.max={retain_max}")
-    if ids and len(ids) < min(retain_min, ids[-1]):
+    if expired_now and ids and len(ids) < min(retain_min, ids[-1]):
         problems.append(f"only {len(ids)} snapshots retained, fewer than snapshot.num-retained.min={retain_min}")
-    tags = list_tags(table) or {}
+    tags = [tag.name for tag in table.tags()]
     for name in sorted(tags):
         try:
             table.plan(tag=name)
@@ -71,29 +71,22 @@ def build_expiration_asset(spec: TableSpec) -> dg.AssetsDefinition:
     def expired(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
-        extra: dict = {}
-        if not has(table, EXPIRE):
-            extra["status"] = "skipped: this lakestore build has no Table.expire_snapshots yet"
-            context.log.warning(f"{spec.identifier}: {extra['status']}")
-        else:
-            result = table.expire_snapshots()
-            expired_ids = tuple(getattr(result, "expired_snapshot_ids", ()))
-            extra.update(
-                {
-                    "status": "expired",
-                    "snapshots_expired": dg.MetadataValue.int(len(expired_ids)),
-                    "expired_snapshot_ids": ", ".join(map(str, expired_ids)) or "none",
-                    "data_files_deleted": dg.MetadataValue.int(int(getattr(result, "deleted_data_files", 0))),
-                    "manifest_files_deleted": dg.MetadataValue.int(int(getattr(result, "deleted_manifest_files", 0))),
-                }
-            )
-            context.log.info(f"{spec.identifier}: expired snapshots {expired_ids or 'none'}")
+        result = table.expire_snapshots()
+        expired_ids = result.expired_snapshot_ids
+        extra: dict = {
+            "status": "expired",
+            "snapshots_expired": dg.MetadataValue.int(len(expired_ids)),
+            "expired_snapshot_ids": ", ".join(map(str, expired_ids)) or "none",
+            "data_files_deleted": dg.MetadataValue.int(result.deleted_data_files),
+            "manifest_files_deleted": dg.MetadataValue.int(result.deleted_manifest_files),
+        }
+        context.log.info(f"{spec.identifier}: expired snapshots {expired_ids or 'none'}")
         ids = [s.id for s in table.snapshots()]
         extra["snapshots_retained"] = dg.MetadataValue.int(len(ids))
         extra["earliest_snapshot_id"] = dg.MetadataValue.int(ids[0] if ids else -1)
         return dg.MaterializeResult(
             metadata=materialization_metadata(table, CommitStats(), watch, extra=extra),
-            check_results=[retention_check(table, key)],
+            check_results=[retention_check(table, key, expired_now=bool(expired_ids))],
         )
 
     return expired

@@ -1,6 +1,10 @@
 """Ingestion: Spark reads a day's landing files and ``lakestore.spark.write_dataframe`` commits
 them, one commit per day with commit user ``ingest-<table>`` and the day number as identifier,
-so re-running a day finds the landed commit instead of writing twice."""
+so re-running a day finds the landed commit instead of writing twice.
+
+The landed commit is looked up among the retained snapshots, then in the day's tag (the tag
+stage creates ``<day>`` on the ingestion commit): a day whose commit was expired since, by the
+pipeline or by ``lakestore expire``, is still not ingested twice."""
 
 import dagster as dg
 import pyarrow.compute as pc
@@ -13,8 +17,6 @@ from assets.common.metadata import Stopwatch, commit_stats, materialization_meta
 from assets.common.tables import TableSpec, ensure_table
 from assets.landing.tpch import landing_dir, load_tpch
 from assets.lifecycle.keys import ingest_user, ingested_key, landing_key
-from lakestore.meta.file_scan import read_entries
-from lakestore.meta.manifest import ADD
 from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource, LandingResource, SparkResource
 
@@ -22,12 +24,20 @@ RECONCILE = "rows_reconcile_with_landing"
 SORTED_RUNS = "sorted_runs_below_stop_trigger"
 
 
-def committed_rows(table: lakestore.Table, snapshot: lakestore.Snapshot | None) -> int:
-    """Rows in the files a snapshot added."""
+def find_ingestion(table: lakestore.Table, tags: dict[str, lakestore.Snapshot], user: str, day: str) -> lakestore.Snapshot | None:
+    """The snapshot of ``day``'s landed ingestion commit: retained, or kept by the day's tag (the
+    tag may be on a later snapshot when the commit had expired before tagging, or nothing landed)."""
+    return table.find_commit(user, day_number(day)) or tags.get(day)
+
+
+def committed_rows(snapshot: lakestore.Snapshot | None, user: str, day: str) -> int | None:
+    """Rows the day's ingestion commit added (an APPEND: its delta record count); None when
+    ``snapshot`` is not that commit (a tag on a later snapshot) and the count is gone."""
     if snapshot is None:
         return 0
-    store = table.manifests()
-    return sum(e.file.row_count for e in read_entries(store, store.read_list(snapshot.delta_manifest_list)) if e.kind == ADD)
+    if snapshot.commit_user != user or snapshot.commit_identifier != day_number(day):
+        return None
+    return snapshot.delta_record_count
 
 
 def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
@@ -63,6 +73,7 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
         days = list(context.partition_keys)
         user = ingest_user(spec.name)
+        tags = {tag.name: tag.snapshot for tag in table.tags()}
         session = None
         new_snapshots, per_day = [], {}
         for day in days:
@@ -72,9 +83,9 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
                 raise dg.Failure(f"no landing files in {path}: materialize landing/{spec.name} for {day} first")
             landed_rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
             ident = day_number(day)
-            snapshot = table.snapshot_manager.find_committed(user, ident, "APPEND", after_id=None)
+            snapshot = find_ingestion(table, tags, user, day)
             if snapshot is not None:
-                context.log.info(f"{spec.identifier} {day}: already ingested in snapshot {snapshot.id}; nothing to do")
+                context.log.info(f"{spec.identifier} {day}: already ingested (snapshot {snapshot.id}); nothing to do")
             elif landed_rows:
                 session = session or spark.get_session()
                 df = session.read.parquet(str(path))
@@ -125,12 +136,13 @@ def _reconcile(table: lakestore.Table, spec: TableSpec, landing: LandingResource
     live = table.to_arrow(columns=["dt"], filter=lakestore.col("dt").isin(sorted(per_day)))
     counts = {r["values"]: r["counts"] for r in pc.value_counts(live.column("dt")).to_pylist()} if live.num_rows else {}
     problems, rows = [], []
+    user = ingest_user(spec.name)
     for day, (landed_rows, snapshot) in sorted(per_day.items()):
-        committed = committed_rows(table, snapshot)
+        committed = committed_rows(snapshot, user, day)
         low, high = data.partition_bounds(spec.name, day)
         n = counts.get(day, 0)
-        rows.append(f"| {day} | {landed_rows} | {committed} | {n} | {low}..{high} |")
-        if committed != landed_rows:
+        rows.append(f"| {day} | {landed_rows} | {'expired' if committed is None else committed} | {n} | {low}..{high} |")
+        if committed is not None and committed != landed_rows:
             problems.append(f"{day}: committed {committed} rows, landed {landed_rows}")
         if not low <= n <= high:
             problems.append(f"{day}: {n} live rows in dt={day}, expected {low}..{high}")

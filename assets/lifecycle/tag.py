@@ -4,7 +4,6 @@ snapshot if that commit was already expired or nothing landed that day)."""
 import dagster as dg
 
 from assets.common.days import day_number
-from assets.common.features import CREATE_TAG, has, list_tags
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import compacted_key, ingest_user, tagged_key
@@ -25,28 +24,21 @@ def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
     def tagged(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
-        if not has(table, CREATE_TAG):
-            status = "skipped: this lakestore build has no Table.create_tag yet"
-            context.log.warning(f"{spec.identifier}: {status}")
-            return dg.MaterializeResult(metadata=materialization_metadata(table, CommitStats(), watch, extra={"status": status}))
-        existing = list_tags(table) or {}
+        existing = {tag.name: tag.snapshot_id for tag in table.tags()}
         created, kept, rows = [], [], []
         for day in context.partition_keys:
             if day in existing:
                 kept.append(day)
                 rows.append(f"| {day} | {existing[day]} | existing |")
                 continue
-            snapshot = (
-                table.snapshot_manager.find_committed(ingest_user(spec.name), day_number(day), "APPEND", after_id=None)
-                or table.latest_snapshot()
-            )
+            snapshot = table.find_commit(ingest_user(spec.name), day_number(day)) or table.latest_snapshot()
             if snapshot is None:
                 context.log.info(f"{spec.identifier}: no snapshot yet, no tag for {day}")
                 continue
             table.create_tag(day, snapshot.id)
             created.append(day)
             rows.append(f"| {day} | {snapshot.id} | created |")
-        tags_now = list_tags(table) or {}
+        tags_now = table.tags()
         return dg.MaterializeResult(
             metadata=materialization_metadata(
                 table,

@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import lakestore
-from lakestore.meta.consumer import ConsumerManager
 from lakestore.read.changes import ROW_KIND_COLUMN
 
 ADDS = ("+I", "+U")
@@ -68,7 +67,8 @@ class ChangeFeed:
     def recover(self) -> int | None:
         """Move the consumer past a mart commit that landed without its checkpoint; returns that
         commit's identifier (None when the consumer's position was already right)."""
-        latest = self.upstream.snapshot_manager.latest_id() or 0
+        latest_snapshot = self.upstream.latest_snapshot()
+        latest = latest_snapshot.id if latest_snapshot is not None else 0
         start = self.position() or 1
         candidates = list(range(start, latest + 1))
         if not candidates:
@@ -77,7 +77,7 @@ class ChangeFeed:
         landed = [c for c in candidates if c not in pending]
         if not landed:
             return None
-        ConsumerManager(self.upstream.file_io, self.upstream.path).record(self.consumer_id, landed[-1] + 1)
+        self.upstream.reset_consumer(self.consumer_id, landed[-1] + 1)
         return landed[-1]
 
     def run(self, to_mart: Callable[[pa.Table, int], pa.Table]) -> FeedResult:

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 import lakestore as ls
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
-from assets.common.tables import LINEITEM, ORDER_STATUS, ORDER_STATUS_SCHEMA, ORDERS, ensure_optional_table, ensure_table
+from assets.common.tables import LINEITEM, ORDER_STATUS, ORDER_STATUS_SCHEMA, ORDERS, ensure_table
 from assets.lifecycle.keys import ingested_key
 from assets.marts.changes import ChangeFeed, read_at, require_changelog
 from lakestore.read.changes import ROW_KIND_COLUMN
@@ -119,7 +119,6 @@ def check_matches(
     backfill_policy=single_run,
     group_name="marts",
     kinds={"lakestore"},
-    output_required=False,
     description=(
         "Order status, price, line count and last ship date (partial-update merge engine; two writers), fed by the "
         f"orders changelog and the lineitem changes through consumers '{FROM_ORDERS}' and '{FROM_LINEITEM}'."
@@ -129,10 +128,7 @@ def check_matches(
 def order_status_asset(context: dg.AssetExecutionContext, catalog: LakestoreResource):
     watch = Stopwatch()
     lake = catalog.open()
-    mart, reason = ensure_optional_table(lake, ORDER_STATUS, context.log)
-    if mart is None:
-        context.log.warning(f"not materialized: {reason}")
-        return
+    mart = ensure_table(lake, ORDER_STATUS)
     orders = ensure_table(lake, ORDERS, catalog.lifecycle_options())
     lineitem = ensure_table(lake, LINEITEM, catalog.lifecycle_options())
     require_changelog(orders)

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 import lakestore as ls
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
-from assets.common.tables import CUSTOMER, DAILY_NATION_REVENUE, NATION, ORDERS, ensure_optional_table, ensure_table
+from assets.common.tables import CUSTOMER, DAILY_NATION_REVENUE, NATION, ORDERS, ensure_table
 from assets.lifecycle.keys import ingested_key
 from assets.marts.changes import ChangeFeed, adds, read_at, require_changelog
 from pipelines.partitions import daily_partitions, single_run
@@ -88,7 +88,6 @@ def reconcile(mart: ls.Table, orders: ls.Table, customers: pa.Table, dts: list[s
     backfill_policy=single_run,
     group_name="marts",
     kinds={"lakestore"},
-    output_required=False,
     description=(
         "Revenue and order count per order day and nation (aggregation merge engine), fed by the orders changelog "
         f"through consumer '{CONSUMER}': every change not applied yet, whichever days it touches."
@@ -98,10 +97,7 @@ def reconcile(mart: ls.Table, orders: ls.Table, customers: pa.Table, dts: list[s
 def revenue_asset(context: dg.AssetExecutionContext, catalog: LakestoreResource):
     watch = Stopwatch()
     lake = catalog.open()
-    mart, reason = ensure_optional_table(lake, DAILY_NATION_REVENUE, context.log)
-    if mart is None:
-        context.log.warning(f"not materialized: {reason}")
-        return
+    mart = ensure_table(lake, DAILY_NATION_REVENUE)
     orders = ensure_table(lake, ORDERS, catalog.lifecycle_options())
     require_changelog(orders)
     customers = ensure_table(lake, CUSTOMER).to_arrow(columns=["c_custkey", "c_nationkey"])

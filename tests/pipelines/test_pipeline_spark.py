@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from conftest import QUIET, make_pipeline, range_tags
 
-import lakestore
 from assets.common.days import day_number
 from assets.common.lsm import table_shape
-from assets.common.tables import DAILY_NATION_REVENUE, ORDER_STATUS, ensure_optional_table
+from assets.common.tables import DAILY_NATION_REVENUE, ORDER_STATUS
 from assets.landing.tpch import load_tpch
+from lakestore.cli import main as lakestore_cli
 from tests.oracle.driver import oracle_available, oracle_read
 
 pytestmark = [pytest.mark.dagster, pytest.mark.spark, pytest.mark.slow]
@@ -43,11 +43,6 @@ def expected_orders(data, last_day: str) -> dict[int, tuple[str, object]]:
 def table_orders(pipeline) -> dict[int, tuple[str, object]]:
     rows = pipeline.catalog.open().get_table("tpch.orders").to_arrow(columns=["o_orderkey", "o_orderstatus", "o_totalprice"])
     return {r["o_orderkey"]: (r["o_orderstatus"], r["o_totalprice"]) for r in rows.to_pylist()}
-
-
-def marts_supported(tmp_path) -> bool:
-    scratch = lakestore.Catalog(str(tmp_path / "probe"))
-    return all(ensure_optional_table(scratch, spec)[0] is not None for spec in (DAILY_NATION_REVENUE, ORDER_STATUS))
 
 
 @pytest.fixture(scope="module")
@@ -125,12 +120,9 @@ def test_daily_tags_and_retention(ran):
         assert set(day1.column("dt").to_pylist()) == {FIRST}
 
 
-def test_marts(ran, tmp_path):
+def test_marts(ran):
     pipeline, _ = ran
     revenue = dg.AssetKey(["marts", "daily_nation_revenue"])
-    if not marts_supported(tmp_path):
-        assert pipeline.instance.get_materialized_partitions(revenue) == set()  # guarded, not faked
-        return
     assert pipeline.instance.get_materialized_partitions(revenue) == {FIRST, "1992-01-02", LAST}
     lake = pipeline.catalog.open()
     mart = lake.get_table("tpch.mart_daily_nation_revenue").to_arrow()
@@ -168,6 +160,26 @@ def test_next_real_partition_and_idempotent_rerun(ran):
     assert again.success and all(e.passed for e in again.get_asset_check_evaluations())
     assert [s.id for s in orders.snapshots() if s.commit_user == "ingest-orders"] == before
     assert table_orders(pipeline) == expected_orders(data, NEXT)
+
+
+def test_rerun_after_manual_expiration(ran):
+    """``lakestore expire`` between two runs removes the ingestion commits; re-running the days
+    finds them through the daily tags instead of ingesting again, and every check passes."""
+    pipeline, _ = ran
+    data = load_tpch(pipeline.landing.resolved_root(), pipeline.landing.scale_factor)
+    before = table_orders(pipeline)
+    for name in ("orders", "lineitem"):
+        argv = ["-q", "-w", pipeline.catalog.warehouse, "expire", f"tpch.{name}", "--retain-min", "1", "--older-than", "0 ms"]
+        assert lakestore_cli(argv) == 0
+    orders = pipeline.catalog.open().get_table("tpch.orders")
+    assert orders.find_commit("ingest-orders", day_number(FIRST)) is None  # expired: only the tag remembers it
+    ingests = [s.id for s in orders.snapshots() if s.commit_user == "ingest-orders"]
+    for job in ("daily_ingestion_job", "maintenance_job"):
+        result = pipeline.job(job).execute_in_process(instance=pipeline.instance, tags=range_tags(FIRST, LAST), run_config=QUIET)
+        assert result.success, job
+        assert [(e.asset_key.to_user_string(), e.check_name) for e in result.get_asset_check_evaluations() if not e.passed] == []
+    assert [s.id for s in orders.snapshots() if s.commit_user == "ingest-orders"] == ingests
+    assert table_orders(pipeline) == before == expected_orders(data, NEXT)
 
 
 @pytest.mark.oracle
