@@ -65,6 +65,7 @@ class SplitReader:
         needed = list(dict.fromkeys(list(columns) + sorted(predicate.columns() if predicate else [])))
         if self.deletion_vectors:
             # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
+            # Vectors hold row positions: each file must be read whole (no row-group pruning).
             vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
             clean = not self.primary_key or all(f.delete_row_count == 0 for f in split.files)
             parts = [apply_vector(self._read_file(split, f, needed, not clean), vectors.get(f.file_name)) for f in split.files]
