@@ -175,7 +175,6 @@ class BucketCompactor:
         return lookup_older_versions(
             level0,
             others,
-            read_file=self.read_file,
             read_positioned=self._read_positioned,
             read_whole=self._read_whole,
             key_names=self.schema.trimmed_primary_keys,

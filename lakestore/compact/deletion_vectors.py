@@ -145,7 +145,6 @@ def lookup_older_versions(
     level0: Sequence[DataFileMeta],
     others: Sequence[DataFileMeta],
     *,
-    read_file: Callable[[DataFileMeta], pa.Table],
     read_positioned: ReadPositioned,
     read_whole: Callable[[DataFileMeta], pa.Table],
     key_names: Sequence[str],
@@ -156,7 +155,7 @@ def lookup_older_versions(
     gives a file's live key columns with their positions, ``read_whole`` all of its rows."""
     if not level0 or not others:
         return LookupResult({}, None)
-    keys = pa.concat_tables([read_file(f).select(list(key_names)) for f in level0])
+    keys = pa.concat_tables([read_positioned(f).select(list(key_names)) for f in level0])
     keys = keys.group_by(list(key_names)).aggregate([])
     deletions: dict[str, np.ndarray] = {}
     found: list[pa.Table] = []
