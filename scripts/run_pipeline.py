@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 def prepare_environment(warehouse: Path, dagster_home: Path, scale_factor: float) -> None:
     """Project-local state only: Dagster home with telemetry off, temp files,
-    the warehouse; the venv's Python for Spark workers (#1)."""
+    the warehouse; the venv's Python for Spark workers."""
     dagster_home.mkdir(parents=True, exist_ok=True)
     config = dagster_home / "dagster.yaml"
     if not config.exists():
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in lake.list_tables("tpch"):
         table = lake.get_table(f"tpch.{name}")
         snapshot = table.latest_snapshot()
-        tags = len(table.tags()) if hasattr(table, "tags") else 0
+        tags = len(table.tags())
         rows = table.to_arrow(columns=[table.schema.field_names[0]]).num_rows
         print(f"  tpch.{name:<28} {rows:>7} rows  snapshot {snapshot.id if snapshot else '-':>3}  {tags} tags  {table.path}")
     print(f"Landing files: {warehouse / 'landing'}")
