@@ -44,7 +44,6 @@ from lakestore.spark.types import spark_schema
 from lakestore.table import Table
 from lakestore.write.input import conform
 
-
 FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
 
 

@@ -8,7 +8,9 @@ Paimon's Spark connector names it, so the row kinds are never silently dropped).
 ``start`` ("full": the table at the first batch's snapshot as +I rows, then changes; "latest":
 only new snapshots), ``snapshot-id`` (changes from that snapshot on), ``consumer-id`` (resumes
 from the consumer's stored position, records it as batches complete, and protects the snapshots
-it still needs from expiration), ``max-snapshots-per-trigger``.
+it still needs from expiration), ``max-snapshots-per-trigger``. A consumer's position is recorded when Spark confirms a batch's
+offsets, which happens when it plans the next batch: a new query with the same consumer id may
+see the last batch of a stopped one again (the query's checkpoint resumes exactly).
 
 Writing: each micro-batch is one commit with the batch id as commit identifier under the
 ``commit-user`` option (required: it must stay the same across restarts of the query), so a
@@ -57,7 +59,6 @@ class PaimonStreamReader(DataSourceStreamReader):
             raise errors.OptionError("readStream.format('paimon') needs .option('read.changelog', 'true') (adds the _row_kind column)")
         self.options = dict(options)
         self.names = [f.name for f in schema.fields if f.name != ROW_KIND]
-        self.full = str(self.options.get("start", "full")) == "full"
 
     def _table(self) -> Table:
         return open_table(self.options)
@@ -77,7 +78,7 @@ class PaimonStreamReader(DataSourceStreamReader):
             return {"snapshot": latest}
         if start != "full":
             raise errors.OptionError(f"start must be 'full' or 'latest', got {start!r}")
-        return {"snapshot": 0}  # the first batch reads the whole table at its end snapshot
+        return {"snapshot": 0, "full": 1}  # the first batch reads the whole table at its end snapshot
 
     def latestOffset(self, start: dict[str, int] | None = None, limit: Any = None) -> dict[str, int]:  # noqa: N802 - Spark's name
         latest = self._table().snapshot_manager.latest_id() or 0
@@ -90,7 +91,7 @@ class PaimonStreamReader(DataSourceStreamReader):
         first, last = start["snapshot"], end["snapshot"]
         if last <= first:
             return []
-        if first == 0 and self.full:
+        if start.get("full"):
             return [InputPartition(("full", last))]
         return [InputPartition(("changes", sid)) for sid in range(first + 1, last + 1)]
 
@@ -107,6 +108,9 @@ class PaimonStreamReader(DataSourceStreamReader):
         yield from to_spark_arrow(data, target).to_batches(max_chunksize=_BATCH_ROWS)
 
     def commit(self, end: dict[str, int]) -> None:
+        # Spark confirms a batch's offsets lazily (when it plans the next batch), so a consumer's
+        # stored position may lag the last batch of a stopped query: a new query with that
+        # consumer id may see that batch again; a restart from the checkpoint resumes exactly.
         consumer = self.options.get("consumer-id")
         if consumer:
             table = self._table()
