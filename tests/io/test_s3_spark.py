@@ -1,5 +1,5 @@
-"""A Spark round trip with the warehouse on the S3 server: executors get the table's FileIO
-(endpoint, credentials, publish mode) from the driver."""
+"""A Spark round trip with the warehouse on the S3 server and the commit lock in PostgreSQL:
+``format("paimon")`` options carry the catalog's S3 and lock settings to the executors."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 import lakestore
 
 pyspark = pytest.importorskip("pyspark")
-from lakestore.spark import create_spark_session, read_dataframe, write_dataframe  # noqa: E402
+from lakestore.spark import create_spark_session, distribute, read_dataframe, write_dataframe  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -26,16 +26,21 @@ def spark():
     session.stop()
 
 
-def test_spark_round_trip_on_s3(spark, s3_server, bucket):
-    catalog = lakestore.Catalog(f"s3://{bucket}/wh", options=s3_server.options(**{"s3.conditional-create": "true"}))
+def test_spark_round_trip_on_s3_with_lock(spark, s3_server, bucket, postgres):
+    options = s3_server.options(**postgres.lock_options())
+    warehouse = f"s3://{bucket}/wh"
+    catalog = lakestore.Catalog(warehouse, options=options)
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
     first = pa.table({"dt": ["a"] * 50 + ["b"] * 50, "id": list(range(100)), "v": [float(i) for i in range(100)]}, schema=SCHEMA)
-    write_dataframe(spark.createDataFrame(first.to_pandas()), table)
+    # the data source, as Spark users call it: the warehouse and catalog options are options
+    df = distribute(spark.createDataFrame(first.to_pandas()), table)
+    df.write.format("paimon").mode("append").option("warehouse", warehouse).options(**options).save("db.t")
     update = pa.table({"dt": ["a", "b"], "id": [0, 99], "v": [-1.0, -2.0]}, schema=SCHEMA)
-    write_dataframe(spark.createDataFrame(update.to_pandas()), table)
+    write_dataframe(spark.createDataFrame(update.to_pandas()), table)  # the helper: the table's own FileIO travels
     expected = {(r["dt"], r["id"]): r["v"] for r in first.to_pylist()} | {("a", 0): -1.0, ("b", 99): -2.0}
     assert {(r["dt"], r["id"]): r["v"] for r in table.to_arrow().to_pylist()} == expected
-    via_spark = read_dataframe(spark, table).collect()
-    assert {(r["dt"], r["id"]): r["v"] for r in via_spark} == expected
+    loaded = spark.read.format("paimon").option("warehouse", warehouse).options(**options).load("db.t")
+    assert {(r["dt"], r["id"]): r["v"] for r in loaded.collect()} == expected
+    assert {(r["dt"], r["id"]): r["v"] for r in read_dataframe(spark, table).collect()} == expected
     assert [s.commit_kind for s in table.snapshots()][:2] == ["APPEND", "APPEND"]
