@@ -138,7 +138,7 @@ class TableWrite:
                     sequence_fields=list(self.options.sequence_fields),
                     changelog_producer=self.options.changelog_producer,
                     changelog_writer=DataFileWriter(self.file_io, self.schema, file_writer.target, prefix="changelog"),
-                    row_deduplicate=self.options.get("changelog-producer.row-deduplicate"),
+                    row_deduplicate=self.options.changelog_row_deduplicate,
                     value_names=[f.name for f in self.schema.fields if f.name not in self.schema.primary_keys],
                     **common,
                 )
@@ -158,7 +158,7 @@ class TableWrite:
     # -- committing ---------------------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
         self._commits += 1
-        every = self.options.get("full-compaction.delta-commits")
+        every = self.options.full_compaction_delta_commits
         full = every is not None and self._commits % every == 0
         writers = list(self._writers.values())
         if len(writers) > 1:
