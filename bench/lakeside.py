@@ -45,18 +45,6 @@ def runs_per_bucket(table: lakestore.Table) -> tuple[int, int]:
     return (min(counts), max(counts)) if counts else (0, 0)
 
 
-def full_compactor(table: lakestore.Table):
-    """``table.compact(full=True)`` when Table.compact exists (else the module function), or None."""
-    method = getattr(table, "compact", None)
-    if method is not None:
-        return lambda: method(full=True)
-    try:
-        from lakestore.compact import compact_table  # noqa: PLC0415 - may not exist yet
-    except ImportError:
-        return None
-    return lambda: compact_table(table, full=True)
-
-
 def copy_table(src: Path, warehouse: Path, name: str) -> Path:
     """Copy a table directory into ``warehouse`` as bench.<name> (a catalog layout pypaimon opens)."""
     import shutil  # noqa: PLC0415

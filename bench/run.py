@@ -24,7 +24,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     p.add_argument("--quick", action="store_true", help="1/10 of the sizes, fewer repetitions (a smoke test)")
     p.add_argument("--only", default="", help="comma-separated workload numbers, e.g. 1,2,5")
-    p.add_argument("--scale", type=float, default=None, help="override the size factor (1.0 = issue sizes)")
+    p.add_argument("--scale", type=float, default=None, help="override the size factor (1.0 = the reference sizes)")
     p.add_argument("--reps", type=int, default=None, help="repetitions of lakestore, pyarrow and fast peers")
     p.add_argument("--slow-reps", type=int, default=None, help="repetitions of slow peers (pypaimon pure Python)")
     p.add_argument("--spark-rows", type=int, default=None, help="rows of workload 7 (default 10M; 100k with --quick)")

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 
 import lakestore
 from bench.common import LAKESTORE, PYARROW, PYPAIMON, PYPAIMON_RUST, Context, Target, WorkloadResult, repeat
-from bench.lakeside import copy_table, full_compactor, live_file_paths, runs_per_bucket
+from bench.lakeside import copy_table, live_file_paths, runs_per_bucket
 from bench.workloads.w2_merge_read import ensure_table
 
 NUMBER = 3
@@ -16,17 +16,10 @@ STEP = "full read"
 
 def run(ctx: Context) -> WorkloadResult:
     res = WorkloadResult(NUMBER, TITLE)
-    source = ensure_table(ctx)
+    ensure_table(ctx)
     path = copy_table(ctx.shared["w1_table"], ctx.scratch("w3"), "w3")
+    lakestore.Table.from_path(str(path)).compact(full=True)
     table = lakestore.Table.from_path(str(path))
-    compact = full_compactor(table)
-    if compact is None:
-        # Same read shape as a fully compacted table: one sorted, deduplicated file per bucket.
-        res.notes.append("table.compact is not available: the merged rows were rewritten in ONE commit instead (one file per bucket)")
-        table = _single_commit_copy(ctx, source)
-    else:
-        compact()
-        table = lakestore.Table.from_path(str(path))
     lo, hi = runs_per_bucket(table)
     files = live_file_paths(table)
     res.facts.append(
@@ -63,11 +56,3 @@ def run(ctx: Context) -> WorkloadResult:
     res.speed_ratio(STEP, PYPAIMON)
     res.targets.append(Target("W3 compacted read: lakestore speed vs raw pyarrow", floor.value, ">=", 0.9))
     return res
-
-
-def _single_commit_copy(ctx: Context, source: lakestore.Table) -> lakestore.Table:
-    from bench.lakeside import create_table  # noqa: PLC0415
-
-    table = create_table(ctx.scratch("w3-single"), "w3_single")
-    table.write_arrow(source.to_arrow())
-    return table

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import lakestore
 from bench import data
 from bench.common import LAKESTORE, PYARROW, Context, WorkloadResult, profile_to, repeat
-from bench.lakeside import create_table, file_path, full_compactor, runs_per_bucket, write_commits
+from bench.lakeside import create_table, file_path, runs_per_bucket, write_commits
 
 NUMBER = 4
 TITLE = "Full compaction of 1M rows in 5 runs per bucket"
@@ -25,9 +25,6 @@ def run(ctx: Context) -> WorkloadResult:
     warehouse = ctx.scratch("w4-template")
     # A high trigger keeps the 5 runs apart if writes compact automatically (write-only=false).
     template = create_table(warehouse, "w4", {**data.OPTIONS, "num-sorted-run.compaction-trigger": "10"})
-    if full_compactor(template) is None:
-        res.skipped = "table.compact(full=True) is not available yet"
-        return res
     commits = data.upsert_commits(data.COMPACTION_PLAN, ctx.scale, seed=4)
     write_commits(template, commits)
     lo, hi = runs_per_bucket(template)
@@ -40,7 +37,7 @@ def run(ctx: Context) -> WorkloadResult:
         return lakestore.Table.from_path(str(dest))
 
     def compact(table: lakestore.Table) -> lakestore.Table:
-        full_compactor(table)()  # type: ignore[misc]
+        table.compact(full=True)
         return table
 
     m, table = repeat(LAKESTORE, ctx.reps, setup, compact)
