@@ -23,6 +23,7 @@ from lakestore.errors import (
     UnsupportedTableError,
     UnsupportedTypeError,
 )
+from lakestore.lifecycle import ExpireResult, OrphanResult, Tag
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_info import FileInfo
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
@@ -38,23 +39,26 @@ __all__ = [
     "CatalogError",
     "CommitConflictError",
     "CommitError",
-    "FileInfo",
     "CommitMessage",
     "CommitRetriesExhaustedError",
     "CorruptMetadataError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
+    "ExpireResult",
+    "FileInfo",
     "InvalidIdentifierError",
     "LakestoreError",
     "MergeEngineError",
     "NullKeyError",
     "OptionError",
+    "OrphanResult",
     "PartitionValueError",
     "Predicate",
     "SchemaMismatchError",
     "Snapshot",
     "SnapshotNotFoundError",
     "Table",
+    "Tag",
     "TableAlreadyExistsError",
     "TableCommit",
     "TableNotFoundError",
