@@ -36,6 +36,9 @@ class TableFiles:
         self._default_name = table.options.partition_default_name
         self._dirs: dict[tuple[bytes, int], str] = {}
         self._index_files: dict[str, set[str]] = {}
+        # only deletion-vector tables hold index files lakestore reads (others: Paimon's hash
+        # indexes of dynamic buckets, which maintenance of such tables never reaches)
+        self._vector_index = bool(schema.primary_keys) and table.options.deletion_vectors
 
     # -- paths --------------------------------------------------------------------------------
     def bucket_path(self, partition: bytes, bucket: int) -> str:
@@ -96,7 +99,7 @@ class TableFiles:
     def index_paths(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
         """Deletion-vector index files (under ``index/``) of the snapshot's index manifest."""
         name = snapshot.index_manifest
-        if not name or (tolerant and not self.exists(name)):
+        if not self._vector_index or not name or (tolerant and not self.exists(name)):
             return set()
         cached = self._index_files.get(name)
         if cached is None:
