@@ -156,7 +156,7 @@ def test_files_referenced_only_by_a_branch_survive_expiration_and_orphan_cleanup
     [
         ({"sequence.field.sort-order": "descending"}, False),
         ({"partial-update.remove-record-on-delete": "true"}, False),
-        ({"deletion-vectors.enabled": "true"}, False),
+        ({"data-evolution.enabled": "true"}, False),
         ({"bucket-function.type": "mod"}, True),
         ({"record-level.expire-time": "1 d", "record-level.time-field": "id"}, True),
         ({"some.option.of.a.newer.paimon": "x"}, True),
