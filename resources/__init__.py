@@ -2,6 +2,6 @@
 
 from resources.lakestore_catalog import LakestoreResource, default_warehouse
 from resources.landing import LandingResource
-from resources.spark import SparkResource
+from resources.spark import spark_resource
 
-__all__ = ["LakestoreResource", "LandingResource", "SparkResource", "default_warehouse"]
+__all__ = ["LakestoreResource", "LandingResource", "default_warehouse", "spark_resource"]

@@ -1,4 +1,7 @@
-"""The lakestore catalog resource: a filesystem warehouse (embedded default under the project)."""
+"""The lakestore catalog resource: a warehouse on local disk (default under the project) or on S3,
+with the commit lock when several writers may commit at once. Every field takes ``dg.EnvVar``
+(``LakestoreResource(warehouse=dg.EnvVar("LAKESTORE_WAREHOUSE"), s3_secret_key=dg.EnvVar("S3_SECRET"))``),
+so credentials stay in the environment, out of run configuration."""
 
 from __future__ import annotations
 
@@ -27,9 +30,32 @@ class LakestoreResource(dg.ConfigurableResource):
     snapshots_retained_min: int = Field(default=10, description="snapshot.num-retained.min of the main tables")
     snapshots_retained_max: int = Field(default=40, description="snapshot.num-retained.max of the main tables")
     snapshot_time_retained: str = Field(default="1 h", description="snapshot.time-retained of the main tables")
+    s3_endpoint: str = Field(default="", description="S3 endpoint URL (s3:// warehouses; empty: AWS_* environment)")
+    s3_access_key: str = Field(default="", description="S3 access key")
+    s3_secret_key: str = Field(default="", description="S3 secret key")
+    s3_region: str = Field(default="", description="S3 region")
+    lock_uri: str = Field(default="", description="JDBC URI of the commit lock (e.g. jdbc:postgresql://host/db); empty: no lock")
+    lock_user: str = Field(default="", description="User of the commit lock's database")
+    lock_password: str = Field(default="", description="Password of the commit lock's database")
+
+    def catalog_options(self) -> dict[str, str]:
+        """The catalog options (S3, lock) these fields set; also usable as ``format("paimon")`` options."""
+        given = {
+            "s3.endpoint": self.s3_endpoint,
+            "s3.access-key": self.s3_access_key,
+            "s3.secret-key": self.s3_secret_key,
+            "s3.region": self.s3_region,
+        }
+        if self.lock_uri:
+            given.update({"lock.enabled": "true", "uri": self.lock_uri, "jdbc.user": self.lock_user, "jdbc.password": self.lock_password})
+        return {k: v for k, v in given.items() if v}
+
+    def warehouse_uri(self) -> str:
+        """The warehouse as the catalog sees it: URIs as given, local paths made absolute."""
+        return self.warehouse if "://" in self.warehouse else str(Path(self.warehouse).resolve())
 
     def open(self) -> lakestore.Catalog:
-        return lakestore.Catalog(str(Path(self.warehouse).resolve()))
+        return lakestore.Catalog(self.warehouse_uri(), options=self.catalog_options())
 
     def lifecycle_options(self) -> dict[str, str]:
         return {

@@ -1,55 +1,40 @@
-"""The Spark resource: one local (or cluster) SparkSession per process, reused by every step.
+"""The Spark resource: dagster-pyspark's ``LazyPySparkResource`` configured with lakestore's
+recommended settings (``lakestore.spark.spark_settings``).
 
-Built on ``lakestore.spark.create_spark_session`` (local masters: loopback, no UI, few shuffle
-partitions). Spark starts lazily, on first use, so steps that do not need it pay no JVM.
+The session starts on first use (``spark.spark_session``), so steps that do not need Spark pay no
+JVM, and ``getOrCreate`` shares one JVM per process across the steps of the in-process executor.
+The master is ``local[*]`` unless given or set in ``$LAKESTORE_SPARK_MASTER`` (e.g.
+``spark://host:7077``, ``local-cluster[2,1,1024]``).
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import threading
-from typing import Any
+from collections.abc import Mapping
 
-import dagster as dg
-from pydantic import Field
+from dagster_pyspark import LazyPySparkResource
+from pyspark.sql import SparkSession
 
-_LOCK = threading.Lock()
-_SESSION: Any = None
+from lakestore.spark import spark_settings
 
-
-def _alive(session: Any) -> bool:
-    try:
-        return session is not None and session.sparkContext._jsc is not None  # noqa: SLF001 - stop() clears it
-    except Exception:  # noqa: BLE001 - a dead gateway raises various errors
-        return False
+MASTER_ENV = "LAKESTORE_SPARK_MASTER"
 
 
-class SparkResource(dg.ConfigurableResource):
-    """``local[*]`` by default; set ``master`` (e.g. ``spark://host:7077``) for a cluster."""
+def default_master() -> str:
+    return os.environ.get(MASTER_ENV) or "local[*]"
 
-    master: str = Field(default="local[*]", description="Spark master URL")
-    app_name: str = Field(default="lakestore-pipeline", description="Spark application name")
-    conf: dict[str, str] = Field(default_factory=dict, description="Extra Spark configuration")
 
-    def get_session(self) -> Any:
-        """The process-wide session (created on first call, reused afterwards)."""
-        global _SESSION  # noqa: PLW0603 - one JVM per process is the point
-        with _LOCK:
-            if not _alive(_SESSION):
-                # Spark starts Python workers with `python3` from PATH unless told otherwise;
-                # create_spark_session also binds local masters to loopback.
-                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-                from lakestore.spark import create_spark_session  # noqa: PLC0415 - starts a JVM: only on first use
-
-                _SESSION = create_spark_session(master=self.master, app_name=self.app_name, conf=dict(self.conf))
-            return _SESSION
+def spark_resource(
+    master: str | None = None, *, app_name: str = "lakestore-pipeline", conf: Mapping[str, str] | None = None
+) -> LazyPySparkResource:
+    """A ``LazyPySparkResource`` for ``master`` with lakestore's settings, ``conf`` on top."""
+    master = master or default_master()
+    settings = {**spark_settings(master), "spark.master": master, "spark.app.name": app_name, **dict(conf or {})}
+    return LazyPySparkResource(spark_config=settings)
 
 
 def stop_session() -> None:
-    """Stop the process-wide session (tests, scripts)."""
-    global _SESSION  # noqa: PLW0603
-    with _LOCK:
-        if _alive(_SESSION):
-            _SESSION.stop()
-        _SESSION = None
+    """Stop this process's SparkSession, if one runs (tests, scripts)."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()

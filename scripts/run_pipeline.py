@@ -56,14 +56,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from pipelines.definitions import build_definitions  # noqa: PLC0415
     from pipelines.partitions import LAST_DAY  # noqa: PLC0415
-    from resources import LakestoreResource, LandingResource, SparkResource  # noqa: PLC0415
+    from resources import LakestoreResource, LandingResource, spark_resource  # noqa: PLC0415
     from resources.spark import stop_session  # noqa: PLC0415
 
     first = dt.date.fromisoformat(args.start)
     last = min(first + dt.timedelta(days=max(args.days, 1) - 1), dt.date.fromisoformat(LAST_DAY))
     catalog = LakestoreResource(warehouse=str(warehouse))
     landing = LandingResource(root=str(warehouse / "landing"), scale_factor=args.scale_factor)
-    defs = build_definitions(catalog=catalog, landing=landing, spark=SparkResource(master=args.spark_master))
+    defs = build_definitions(catalog=catalog, landing=landing, spark=spark_resource(args.spark_master))
     instance = dg.DagsterInstance.get()
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}  # the UI keeps the full event log
     day_range = {"dagster/asset_partition_range_start": first.isoformat(), "dagster/asset_partition_range_end": last.isoformat()}

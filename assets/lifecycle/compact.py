@@ -3,6 +3,7 @@ day's partition into one sorted run per bucket, plus any partition whose buckets
 ``num-sorted-run.compaction-trigger`` (older partitions receive the later days' updates/deletes)."""
 
 import dagster as dg
+from dagster_pyspark import LazyPySparkResource
 
 import lakestore as ls
 from assets.common.lsm import partitions_needing_compaction, table_shape
@@ -10,7 +11,7 @@ from assets.common.metadata import Stopwatch, commit_stats, materialization_meta
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import compacted_key, ingested_key
 from pipelines.partitions import daily_partitions, single_run
-from resources import LakestoreResource, SparkResource
+from resources import LakestoreResource
 
 PRESERVES_ROWS = "compaction_preserves_rows"
 READABLE = "newest_snapshot_readable"
@@ -42,7 +43,7 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
         ],
     )
     def compacted(
-        context: dg.AssetExecutionContext, config: CompactionConfig, catalog: LakestoreResource, spark: SparkResource
+        context: dg.AssetExecutionContext, config: CompactionConfig, catalog: LakestoreResource, spark: LazyPySparkResource
     ) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
@@ -56,7 +57,7 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
         if config.engine == "spark":
             from lakestore.spark import compact as spark_compact  # noqa: PLC0415 - imports pyspark
 
-            snapshots = list(spark_compact(spark.get_session(), table, full=True, partitions=[{"dt": d} for d in targets]))
+            snapshots = list(spark_compact(spark.spark_session, table, full=True, partitions=[{"dt": d} for d in targets]))
         else:
             snapshots = list(table.compact(full=True, partitions=[{"dt": d} for d in targets], commit_user=f"compact-{spec.name}"))
         context.log.info(f"{spec.identifier}: {status} {len(targets)} partition(s) -> snapshots {[s.id for s in snapshots]}")

@@ -9,6 +9,7 @@ pipeline or by ``lakestore expire``, is still not ingested twice."""
 import dagster as dg
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from dagster_pyspark import LazyPySparkResource
 
 import lakestore
 from assets.common.days import day_number
@@ -18,7 +19,7 @@ from assets.common.tables import TableSpec, ensure_table
 from assets.landing.tpch import landing_dir, load_tpch
 from assets.lifecycle.keys import ingest_user, ingested_key, landing_key
 from pipelines.partitions import daily_partitions, single_run
-from resources import LakestoreResource, LandingResource, SparkResource
+from resources import LakestoreResource, LandingResource
 
 RECONCILE = "rows_reconcile_with_landing"
 SORTED_RUNS = "sorted_runs_below_stop_trigger"
@@ -65,7 +66,7 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
         ],
     )
     def ingested(
-        context: dg.AssetExecutionContext, spark: SparkResource, catalog: LakestoreResource, landing: LandingResource
+        context: dg.AssetExecutionContext, spark: LazyPySparkResource, catalog: LakestoreResource, landing: LandingResource
     ) -> dg.MaterializeResult:
         from lakestore.spark import write_dataframe  # noqa: PLC0415 - imports pyspark
 
@@ -87,7 +88,7 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
             if snapshot is not None:
                 context.log.info(f"{spec.identifier} {day}: already ingested (snapshot {snapshot.id}); nothing to do")
             elif landed_rows:
-                session = session or spark.get_session()
+                session = session or spark.spark_session
                 df = session.read.parquet(str(path))
                 snapshot = write_dataframe(df, table, commit_user=user, commit_identifier=ident)
                 new_snapshots.append(snapshot)

@@ -80,6 +80,8 @@ def spark_settings(master: str = "local[*]") -> dict[str, str]:
             {
                 "spark.driver.host": "127.0.0.1",
                 "spark.driver.bindAddress": "127.0.0.1",
+                # local-cluster executors are processes of their own: loopback for them too
+                "spark.executorEnv.SPARK_LOCAL_IP": "127.0.0.1",
                 "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false",
                 # Two partitions per core: enough to balance, few enough to keep tasks cheap.

@@ -15,7 +15,7 @@ pytest.importorskip("dagster")
 import dagster as dg  # noqa: E402
 
 from pipelines.definitions import build_definitions  # noqa: E402
-from resources import LakestoreResource, LandingResource, SparkResource  # noqa: E402
+from resources import LakestoreResource, LandingResource, spark_resource  # noqa: E402
 from resources.spark import stop_session  # noqa: E402
 
 SCALE_FACTOR = 0.01
@@ -36,7 +36,7 @@ class Pipeline:
 def make_pipeline(root: Path) -> Pipeline:
     catalog = LakestoreResource(warehouse=str(root / "warehouse"))
     landing = LandingResource(root=str(root / "warehouse" / "landing"), scale_factor=SCALE_FACTOR)
-    spark = SparkResource(master="local[2]", conf={"spark.driver.memory": "1g"})
+    spark = spark_resource("local[2]", conf={"spark.driver.memory": "1g"})
     defs = build_definitions(catalog=catalog, landing=landing, spark=spark)
     return Pipeline(root, catalog, landing, defs, dg.DagsterInstance.ephemeral())
 
