@@ -9,8 +9,10 @@ before the write).
 from __future__ import annotations
 
 import uuid
+import zlib
 from collections.abc import Sequence
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -98,13 +100,86 @@ def bucket_column(table: Table) -> Column:
     return udf(*[F.col(k) for k in keys])
 
 
-def distribute(df: DataFrame, table: Table) -> DataFrame:
-    """``df`` repartitioned so each (partition, bucket) of ``table`` is in one Spark partition
-    (unchanged for bucket-unaware tables, where any task may write anywhere)."""
+def _spark_int_hash(values: np.ndarray) -> np.ndarray:
+    """Spark's ``hash()`` of INT values (Murmur3 x86 32-bit, seed 42), as signed int32."""
+    mask = np.uint64(0xFFFFFFFF)
+
+    def rotl(x: np.ndarray, r: int) -> np.ndarray:
+        return ((x << np.uint64(r)) | (x >> np.uint64(32 - r))) & mask
+
+    k1 = values.astype(np.int64).astype(np.uint64) & mask
+    k1 = rotl((k1 * np.uint64(0xCC9E2D51)) & mask, 15)
+    k1 = (k1 * np.uint64(0x1B873593)) & mask
+    h1 = rotl(np.uint64(42) ^ k1, 13)
+    h1 = (h1 * np.uint64(5) + np.uint64(0xE6546B64)) & mask
+    h1 ^= np.uint64(4)
+    h1 ^= h1 >> np.uint64(16)
+    h1 = (h1 * np.uint64(0x85EBCA6B)) & mask
+    h1 ^= h1 >> np.uint64(13)
+    h1 = (h1 * np.uint64(0xC2B2AE35)) & mask
+    h1 ^= h1 >> np.uint64(16)
+    return h1.astype(np.uint32).view(np.int32)
+
+
+def slot_keys(tasks: int) -> np.ndarray:
+    """For each writer slot ``s < tasks``, an INT that Spark's hash partitioning into ``tasks``
+    partitions sends to partition ``s``: the slot's rows then land exactly there."""
+    candidates = np.arange(64 * tasks + 1024, dtype=np.int64)
+    target = np.mod(_spark_int_hash(candidates).astype(np.int64), tasks)
+    keys = np.empty(tasks, dtype=np.int32)
+    for slot in range(tasks):
+        hits = np.flatnonzero(target == slot)
+        if not len(hits):
+            raise errors.OptionError(f"no hash key found for writer slot {slot} of {tasks}")
+        keys[slot] = candidates[hits[0]]
+    return keys
+
+
+def _partition_codes(columns: Sequence[pa.Array]) -> np.ndarray:
+    """A stable per-row integer of the partition values (crc32 of each distinct value, combined)."""
+    codes = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    for column in columns:
+        encoded = pa.chunked_array([column]).combine_chunks().dictionary_encode()
+        uniques = np.array([zlib.crc32(repr(v).encode()) for v in encoded.dictionary.to_pylist()] + [0], dtype=np.int64)
+        indices = encoded.indices.fill_null(len(uniques) - 1).to_numpy(zero_copy_only=False)
+        codes = codes * 1_000_003 + uniques[indices]
+    return codes
+
+
+def writer_column(table: Table, tasks: int) -> Column:
+    """Each row's writer slot as a Spark hash key: every (partition, bucket) of ``table`` maps to
+    one slot, and the groups spread evenly over ``tasks`` slots (buckets of one partition take
+    consecutive slots), from the partition and bucket keys only."""
+    schema = table.schema
+    buckets = schema.core_options().bucket
+    part_keys = list(schema.partition_keys)
+    bucket_keys = list(schema.bucket_keys)
+    names = list(dict.fromkeys([*part_keys, *bucket_keys]))
+    types = schema.types_of(bucket_keys)
+    arrow_types = {n: schema.arrow_schema().field(n).type for n in names}
+    keys = slot_keys(tasks)
+
+    def assign(*columns: pa.Array) -> pa.Array:
+        # Buckets hash the table's binary row layout: hash values cast to the table's types.
+        by_name = {n: c.cast(arrow_types[n]) for n, c in zip(names, columns, strict=True)}
+        bucket = compute_buckets(types, [by_name[k] for k in bucket_keys], buckets).astype(np.int64)
+        slot = np.mod(_partition_codes([by_name[k] for k in part_keys]) + bucket, tasks)
+        return pa.array(keys[slot], type=pa.int32())
+
+    udf = F.arrow_udf(assign, T.IntegerType())  # type: ignore[call-overload]
+    return udf(*[F.col(n) for n in names])
+
+
+def distribute(df: DataFrame, table: Table, *, tasks: int | None = None) -> DataFrame:
+    """``df`` repartitioned into ``tasks`` (default: the session's default parallelism) so each
+    (partition, bucket) of ``table`` is in one Spark partition; unchanged for bucket-unaware
+    tables, where any task may write anywhere. One shuffle; the hash runs in an Arrow UDF over the
+    partition and bucket keys only."""
     if table.schema.core_options().bucket <= 0:
         return df
-    keys = [F.col(k) for k in table.partition_keys]
-    return df.withColumn(BUCKET_COLUMN, bucket_column(table)).repartition(*keys, F.col(BUCKET_COLUMN))
+    tasks = max(1, tasks or df.sparkSession.sparkContext.defaultParallelism)
+    # An explicit partition count: adaptive execution keeps it (no coalescing into fewer writers).
+    return df.withColumn(BUCKET_COLUMN, writer_column(table, tasks)).repartition(tasks, F.col(BUCKET_COLUMN))
 
 
 def _check_schema(df: DataFrame, table: Table) -> None:
