@@ -23,6 +23,9 @@ from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import data_manifests, live_entries
+from lakestore.meta.index_manifest import ADD as INDEX_ADD
+from lakestore.meta.index_manifest import DELETE as INDEX_DELETE
+from lakestore.meta.index_manifest import IndexManifestEntry, combine, index_file_path, read_index_manifest, write_index_manifest
 from lakestore.meta.kinds import CommitKind
 from lakestore.meta.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore
 from lakestore.meta.manifest_merge import merge_manifests, write_manifests
@@ -41,6 +44,29 @@ CommitHook = Callable[[str], None]
 PostCommit = Callable[[Sequence[Snapshot]], None]
 
 _log = logging.getLogger(__name__)
+
+
+@dataclass
+class _IndexChanges:
+    """Index files one snapshot adds and retires."""
+
+    added: list[IndexManifestEntry] = field(default_factory=list)
+    deleted: list[IndexManifestEntry] = field(default_factory=list)
+
+    def add(self, message: CommitMessage) -> None:
+        self.added += [IndexManifestEntry(INDEX_ADD, message.partition, message.bucket, f) for f in message.new_index_files]
+        self.deleted += [IndexManifestEntry(INDEX_DELETE, message.partition, message.bucket, f) for f in message.deleted_index_files]
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.deleted)
+
+    def check_conflicts(self, live: Sequence[IndexManifestEntry]) -> None:
+        names = {e.index_file.file_name for e in live}
+        for entry in self.deleted:
+            if entry.index_file.file_name not in names:
+                raise CommitConflictError(
+                    f"index file {entry.index_file.file_name} (bucket {entry.bucket}) is no longer live: a concurrent commit replaced it"
+                )
 
 
 @dataclass
@@ -104,6 +130,7 @@ class TableCommit:
         compacts: list[ManifestEntry] = []
         append_changelog: list[ManifestEntry] = []
         compact_changelog: list[ManifestEntry] = []
+        append_index, compact_index = _IndexChanges(), _IndexChanges()
         for m in messages:
 
             def entries(kind: int, files: Sequence[DataFileMeta], m: CommitMessage = m) -> list[ManifestEntry]:
@@ -113,6 +140,10 @@ class TableCommit:
             compacts += entries(DELETE, m.compact_before) + entries(ADD, m.compact_after)
             append_changelog += entries(ADD, m.changelog_files)
             compact_changelog += entries(ADD, m.compact_changelog_files)
+            # index files travel with the message's compaction (deletion vectors come from the
+            # writer's lookup compaction), else with its data (hash indexes of new keys)
+            index = compact_index if (m.compact_before or m.compact_after) else append_index
+            index.add(m)
         start = self.snapshots.latest_id()
         out: list[Snapshot] = []
         common: dict[str, Any] = dict(watermark=watermark, properties=properties)
@@ -121,13 +152,26 @@ class TableCommit:
             if overwrite is not None and overwrite is not False:
                 out.append(
                     self._commit_kind(
-                        "OVERWRITE", appends, commit_identifier, start, overwrite=overwrite, changelog=append_changelog, **common
+                        "OVERWRITE",
+                        appends,
+                        commit_identifier,
+                        start,
+                        overwrite=overwrite,
+                        changelog=append_changelog,
+                        index=append_index,
+                        **common,
                     )
                 )
-            elif appends or append_changelog:
-                out.append(self._commit_kind("APPEND", appends, commit_identifier, start, changelog=append_changelog, **common))
-            if compacts or compact_changelog:
-                out.append(self._commit_kind("COMPACT", compacts, commit_identifier, start, changelog=compact_changelog, **common))
+            elif appends or append_changelog or append_index:
+                out.append(
+                    self._commit_kind("APPEND", appends, commit_identifier, start, changelog=append_changelog, index=append_index, **common)
+                )
+            if compacts or compact_changelog or compact_index:
+                out.append(
+                    self._commit_kind(
+                        "COMPACT", compacts, commit_identifier, start, changelog=compact_changelog, index=compact_index, **common
+                    )
+                )
         except (CommitConflictError, CommitRetriesExhaustedError):
             if not out:
                 self.abort(messages)
@@ -141,6 +185,9 @@ class TableCommit:
                 for f in m.compact_after + m.compact_changelog_files:
                     if f.file_name not in upgraded:
                         self.file_io.delete(self._data_path(m, f))
+                if m.compact_before or m.compact_after:
+                    for index_file in m.new_index_files:
+                        self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
         if out and self._post_commit is not None:
             self._run_post_commit(out)
         return out
@@ -155,10 +202,12 @@ class TableCommit:
             _log.warning("post-commit maintenance of %s failed (snapshot %d landed): %s", self.table_path, snapshots[-1].id, exc)
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the data files written for ``messages`` (the commit will not happen)."""
+        """Delete the data and index files written for ``messages`` (the commit will not happen)."""
         for m in messages:
             for f in m.written_files():
                 self.file_io.delete(self._data_path(m, f))
+            for index_file in m.new_index_files:
+                self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (for restarts)."""
@@ -176,6 +225,7 @@ class TableCommit:
         start: int | None,
         *,
         changelog: list[ManifestEntry],
+        index: _IndexChanges,
         overwrite: Overwrite = None,
         watermark: int | None,
         properties: Mapping[str, str] | None,
@@ -195,9 +245,14 @@ class TableCommit:
                 delta = self._overwrite_deletes(base_live, overwrite) + delta
             else:
                 self._check_conflicts(base_live, delta)
-            if not delta and not changelog and kind != "OVERWRITE":
+            live_index: list[IndexManifestEntry] = []
+            if index and latest is not None and latest.index_manifest:
+                live_index = read_index_manifest(self.file_io, self.table_path, latest.index_manifest)
+            if index:
+                index.check_conflicts(live_index)
+            if not delta and not changelog and not index and kind != "OVERWRITE":
                 raise CommitConflictError("nothing left to commit")
-            snapshot, written = self._write_snapshot(kind, latest, delta, changelog, identifier, watermark, properties)
+            snapshot, written = self._write_snapshot(kind, latest, delta, changelog, identifier, watermark, properties, index, live_index)
             self._hook("before-publish")
             self.publish_attempted = True  # from here on, an error leaves the outcome unknown
             if self.snapshots.try_publish(snapshot):
@@ -276,9 +331,15 @@ class TableCommit:
         identifier: int,
         watermark: int | None,
         properties: Mapping[str, str] | None,
+        index: _IndexChanges,
+        live_index: list[IndexManifestEntry],
     ) -> tuple[Snapshot, _Attempt]:
         attempt = _Attempt()
+        index_manifest: str | None = None
         try:
+            if index:
+                index_manifest = write_index_manifest(self.file_io, self.table_path, combine(live_index, index.added, index.deleted))
+                attempt.manifests.append(index_manifest)
             schema_id = self.schema.id
             delta_metas = write_manifests(
                 self.manifests,
@@ -342,7 +403,7 @@ class TableCommit:
             delta_record_count=added - removed,
             watermark=watermark if watermark is not None else (latest.watermark if latest is not None else None),
             properties=dict(properties) if properties else None,
-            **_inherited(latest, self.schema.id),
+            **{**_inherited(latest, self.schema.id), **({"index_manifest": index_manifest} if index_manifest else {})},
         )
         return snapshot, attempt
 
