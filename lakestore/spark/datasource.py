@@ -135,9 +135,9 @@ def slot_keys(tasks: int) -> np.ndarray:
     return keys
 
 
-def _partition_codes(columns: Sequence[pa.Array]) -> np.ndarray:
+def _partition_codes(columns: Sequence[pa.Array], rows: int) -> np.ndarray:
     """A stable per-row integer of the partition values (crc32 of each distinct value, combined)."""
-    codes = np.zeros(len(columns[0]) if columns else 0, dtype=np.int64)
+    codes = np.zeros(rows, dtype=np.int64)
     for column in columns:
         encoded = pa.chunked_array([column]).combine_chunks().dictionary_encode()
         uniques = np.array([zlib.crc32(repr(v).encode()) for v in encoded.dictionary.to_pylist()] + [0], dtype=np.int64)
@@ -163,7 +163,7 @@ def writer_column(table: Table, tasks: int) -> Column:
         # Buckets hash the table's binary row layout: hash values cast to the table's types.
         by_name = {n: c.cast(arrow_types[n]) for n, c in zip(names, columns, strict=True)}
         bucket = compute_buckets(types, [by_name[k] for k in bucket_keys], buckets).astype(np.int64)
-        slot = np.mod(_partition_codes([by_name[k] for k in part_keys]) + bucket, tasks)
+        slot = np.mod(_partition_codes([by_name[k] for k in part_keys], len(bucket)) + bucket, tasks)
         return pa.array(keys[slot], type=pa.int32())
 
     udf = F.arrow_udf(assign, T.IntegerType())  # type: ignore[call-overload]

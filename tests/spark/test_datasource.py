@@ -8,9 +8,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, Not, StringStartsWith
 
 from lakestore.spark import distribute, register
+from lakestore.spark.datasource import slot_keys
 from lakestore.spark.source import to_predicate
 from tests._support import assert_same_rows, data_files
-from tests.spark.test_write_read import SCHEMA, pk_table, rows
+from tests.spark.test_write_read import SCHEMA, bucket_of_keys, pk_table, rows
 
 pytestmark = pytest.mark.spark
 
@@ -113,3 +114,24 @@ def test_append_table_needs_no_distribution(spark, catalog, wh):
     assert table.to_arrow().num_rows == 200
     with pytest.raises(Exception, match="needs a table name|does not exist"):
         spark.read.format("paimon").option("warehouse", wh).load("db.nope").collect()
+
+
+def test_writer_slots_land_in_their_spark_partition(spark, catalog):
+    # the slot keys invert Spark's hash partitioning: slot s goes to partition s
+    for tasks in (1, 2, 3, 8):
+        keys = [int(k) for k in slot_keys(tasks)]
+        df = spark.createDataFrame([(k,) for k in keys], "k int").repartition(tasks, "k")
+        assert sorted((r.k, r.p) for r in df.select("k", F.spark_partition_id().alias("p")).collect()) == sorted(
+            zip(keys, range(tasks), strict=True)
+        )
+    # every (partition, bucket) lands in exactly one task, and a balanced input fills every task
+    table = pk_table(catalog)
+    parts = distribute(spark.createDataFrame(rows(800)), table, tasks=2).select("dt", "id", F.spark_partition_id().alias("p"))
+    collected = parts.collect()
+    by_id = {(r.dt, r.id): r.p for r in collected}
+    table.write_arrow(rows(800))
+    owners: dict = {}
+    for key, (partition, bucket) in bucket_of_keys(table).items():
+        owners.setdefault((partition, bucket), set()).add(by_id[key])
+    assert all(len(tasks) == 1 for tasks in owners.values())
+    assert {r.p for r in collected} == {0, 1}
