@@ -146,7 +146,7 @@ BAD_OPTIONS = [
     {"write-only": "yes"},
     # Paimon options lakestore does not implement: refused, never silently ignored
     {"incremental-between": "1,2"},
-    {"deletion-vectors.enabled": "true"},
+    {"row-tracking.enabled": "true"},
     {"scan.snapshot-id": "1"},
 ]
 
@@ -220,7 +220,7 @@ def test_table_with_unimplemented_option_on_disk_refuses_to_open(tmp_path):
     t = cat.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     schema_file = os.path.join(t.path, "schema", "schema-0")
     doc = json.load(open(schema_file))
-    doc["options"]["deletion-vectors.enabled"] = "true"
+    doc["options"]["data-evolution.enabled"] = "true"
     with open(schema_file, "w") as f:
         json.dump(doc, f)
     with pytest.raises(OptionError):

@@ -15,7 +15,6 @@ from lakestore.compact.deletion_vectors import (
     DeletionVectorsMaintainer,
     LookupResult,
     apply_compaction,
-    index_changes,
     lookup_older_versions,
     vectors_of,
     with_positions,
@@ -33,11 +32,12 @@ from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.file_scan import live_entries
+from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.partitions import check_partition_specs
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.deletion_vectors import IndexFile, apply_vector
+from lakestore.read.deletion_vectors import apply_vector
 from lakestore.read.schema_evolution import read_as_schema
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 
@@ -191,9 +191,9 @@ class BucketCompactor:
 
         return must
 
-    def write_index(self) -> tuple[list[IndexFile], list[IndexFile]]:
+    def write_index(self) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]:
         """The bucket's new deletion-vector index file and the ones it replaces, if changed."""
-        return self.deletion_vectors.write_index() if self.deletion_vectors is not None else ([], [])
+        return self.deletion_vectors.write_index() if self.deletion_vectors is not None else ((), ())
 
     def _full_compaction_changelog(
         self, files: Sequence[DataFileMeta], result: CompactResult, max_level: int, before_vectors: Mapping[str, np.ndarray] | None = None
@@ -262,7 +262,8 @@ def _compact_files(
         compact_before=tuple(result.before),
         compact_after=tuple(result.after),
         compact_changelog_files=tuple(result.changelog),
-        **index_changes(new_index, deleted_index),
+        new_index_files=new_index,
+        deleted_index_files=deleted_index,
     )
 
 

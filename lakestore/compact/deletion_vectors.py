@@ -17,7 +17,6 @@ import itertools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +24,7 @@ import pyarrow as pa
 from lakestore.format.deletion_vector import encode_index_file
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CompactResult
+from lakestore.meta.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorRange, IndexFileMeta
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.deletion_vectors import DeletionFile, IndexFile, apply_vector, index_dir, read_index_files, read_vectors
@@ -96,8 +96,12 @@ class DeletionVectorsMaintainer:
             self._vectors.clear()
             self._modified = True
 
-    def write_index(self) -> tuple[list[IndexFile], list[IndexFile]]:
-        """(new index files, index files they replace) when the vectors changed, else ([], [])."""
+    def write_index(self) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]:
+        """(new index files, index files they replace) when the vectors changed, else empty."""
+        new, replaced = self._write_index()
+        return tuple(index_file_meta(f, self._vectors) for f in new), tuple(index_file_meta(f) for f in replaced)
+
+    def _write_index(self) -> tuple[list[IndexFile], list[IndexFile]]:
         if not self._modified:
             return [], []
         self._modified = False
@@ -197,8 +201,10 @@ def vectors_of(
     return maintainer.vector(file_name) if maintainer is not None else None
 
 
-def index_changes(new: Sequence[IndexFile], deleted: Sequence[IndexFile]) -> dict[str, Any]:
-    """CommitMessage fields for a bucket's index files."""
-    if not new and not deleted:
-        return {}
-    raise NotImplementedError("committing deletion-vector index files needs the index manifest")
+def index_file_meta(f: IndexFile, vectors: Mapping[str, np.ndarray] | None = None) -> IndexFileMeta:
+    """An index file as commit messages carry it (with each vector's cardinality when known)."""
+    ranges = tuple(
+        DeletionVectorRange(name, offset, length, len(vectors[name]) if vectors is not None and name in vectors else None)
+        for name, offset, length in f.ranges
+    )
+    return IndexFileMeta(DELETION_VECTORS_INDEX, f.file_name, f.file_size, f.row_count, ranges)

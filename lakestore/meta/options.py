@@ -197,6 +197,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("partition.timestamp-pattern", None, str),
         OptionSpec("partition.legacy-name", "true", _bool),
         OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
+        OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
     )
 }
 
@@ -205,7 +206,6 @@ _SPECS: dict[str, OptionSpec] = {
 # Paimon's own writers would not); the ``True`` ones also block reads, because ignoring them would
 # change the rows a read returns.
 _NOT_IMPLEMENTED: dict[str, bool] = {
-    "deletion-vectors.enabled": False,  # read: lakestore/read/deletion_vectors.py
     "sequence.field.sort-order": True,  # the merge would pick the wrong row
     "partial-update.remove-record-on-delete": True,
     "partial-update.remove-record-on-sequence-group": True,

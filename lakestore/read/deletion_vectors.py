@@ -10,21 +10,17 @@ one live row per key there.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
 
-import fastavro
 import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import CorruptMetadataError
-from lakestore.format.deletion_vector import DELETION_VECTORS_INDEX, decode_vector, deletion_mask
+from lakestore.format.deletion_vector import decode_vector, deletion_mask
 from lakestore.io.fileio import FileIO
+from lakestore.meta.index_manifest import ADD, DELETION_VECTORS_INDEX, INDEX_DIR, read_index_manifest
 from lakestore.meta.snapshot import Snapshot
-
-ADD = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +50,7 @@ BucketKey = tuple[bytes, int]
 
 
 def index_dir(table_path: str) -> str:
-    return f"{table_path}/index"
+    return f"{table_path}/{INDEX_DIR}"
 
 
 def read_index_files(file_io: FileIO, table_path: str, snapshot: Snapshot | None) -> list[IndexFile]:
@@ -62,26 +58,18 @@ def read_index_files(file_io: FileIO, table_path: str, snapshot: Snapshot | None
     files: each commit writes the whole list)."""
     if snapshot is None or not snapshot.index_manifest:
         return []
-    path = f"{table_path}/manifest/{snapshot.index_manifest}"
-    try:
-        records = list(fastavro.reader(io.BytesIO(file_io.read_bytes(path))))
-    except FileNotFoundError as exc:
-        raise CorruptMetadataError(path, "index manifest referenced by the snapshot is missing") from exc
-    except Exception as exc:  # fastavro raises many types on garbage input
-        raise CorruptMetadataError(path, repr(exc)) from exc
-    live: dict[str, IndexFile] = {}
-    for raw in records:
-        rec = cast(dict[str, Any], raw)
-        if rec["_INDEX_TYPE"] != DELETION_VECTORS_INDEX:
-            continue
-        if rec["_KIND"] != ADD:
-            live.pop(rec["_FILE_NAME"], None)
-            continue
-        ranges = tuple((r["f0"], int(r["f1"]), int(r["f2"])) for r in rec.get("_DELETIONS_VECTORS_RANGES") or () if r is not None)
-        live[rec["_FILE_NAME"]] = IndexFile(
-            rec["_PARTITION"], rec["_BUCKET"], rec["_FILE_NAME"], rec["_FILE_SIZE"], rec["_ROW_COUNT"], ranges
+    return [
+        IndexFile(
+            e.partition,
+            e.bucket,
+            e.index_file.file_name,
+            e.index_file.file_size,
+            e.index_file.row_count,
+            tuple((r.data_file, r.offset, r.length) for r in e.index_file.dv_ranges or ()),
         )
-    return list(live.values())
+        for e in read_index_manifest(file_io, table_path, snapshot.index_manifest)
+        if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
+    ]
 
 
 def deletion_files(index_files: Iterable[IndexFile]) -> dict[BucketKey, dict[str, DeletionFile]]:

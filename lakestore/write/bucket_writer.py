@@ -17,6 +17,7 @@ from lakestore.merge import MergeEngine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
 from lakestore.merge.engine import FirstRowEngine
 from lakestore.meta.commit_message import CommitMessage, CompactResult
+from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakestore.write.file_writer import DataFileWriter
 
@@ -27,6 +28,8 @@ class Compactor(Protocol):
     def sorted_run_count(self, files: list[DataFileMeta]) -> int: ...
 
     def read_file(self, f: DataFileMeta) -> pa.Table: ...
+
+    def write_index(self) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]: ...
 
 
 def _ident(f: DataFileMeta) -> tuple[str, int]:
@@ -117,6 +120,8 @@ class BucketWriter:
         self.before_commit()
         if self.auto_compact:
             self.compact(full=full_compaction)
+        # deletion-vector tables: the bucket's index file, rewritten when its vectors changed
+        new_index, deleted_index = self.compactor.write_index() if self.compactor is not None else ((), ())
         message = CommitMessage(
             self.partition,
             self.bucket,
@@ -126,6 +131,8 @@ class BucketWriter:
             compact_before=tuple(self.compact_before),
             compact_after=tuple(self.compact_after),
             compact_changelog_files=tuple(self.compact_changelog),
+            new_index_files=new_index,
+            deleted_index_files=deleted_index,
         )
         self.existing_files = self.current_files()
         self.new_files, self.compact_before, self.compact_after = [], [], []

@@ -14,7 +14,6 @@ import tests.interop.test_java_changelog as changelog
 import tests.interop.test_java_merge_engines as scenario
 from lakestore.read.deletion_vectors import read_index_files, read_vectors
 from tests.compact._tables import live_files
-from tests.deletion_vectors._support import needs_vector_writes
 from tests.interop.conftest import same_rows
 from tests.oracle.java_driver import JavaOracle, java_oracle
 
@@ -107,7 +106,6 @@ def test_append_table_reads_and_refuses_writes(java, catalog, warehouse):
         table.write_arrow(data)
 
 
-@needs_vector_writes
 @pytest.mark.parametrize("engine", ENGINES)
 def test_lakestore_writes_java_reads(java, catalog, warehouse, engine):
     table = catalog.create_table("db.t", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options(engine))
@@ -124,7 +122,6 @@ def test_lakestore_writes_java_reads(java, catalog, warehouse, engine):
     same_rows(lakestore.Table.from_path(table.path).to_arrow(), expected, KEYS)
 
 
-@needs_vector_writes
 @pytest.mark.parametrize("engine", ENGINES)
 def test_writers_of_both_engines_interleave(java, catalog, warehouse, engine):
     table = catalog.create_table("db.t", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options(engine))
@@ -145,7 +142,6 @@ def test_writers_of_both_engines_interleave(java, catalog, warehouse, engine):
         same_rows(java.read(warehouse, "db.t"), expected, KEYS)
 
 
-@needs_vector_writes
 def test_index_files_byte_exact_with_java(java, catalog, warehouse):
     """The same commits give index files of the same bytes (names aside) from both engines."""
     java.create_table(warehouse, "db.j", scenario.SCHEMA, primary_keys=KEYS, partition_keys=["dt"], options=options("deduplicate"))
@@ -173,7 +169,6 @@ def test_index_files_byte_exact_with_java(java, catalog, warehouse):
     assert index_shape(ours) == index_shape(theirs)
 
 
-@needs_vector_writes
 def test_lookup_changelog_with_vectors(java, catalog, warehouse):
     """Each engine replays the lookup changelog the other wrote on a deletion-vector table (Paimon
     allows vectors with the none, input and lookup producers)."""
@@ -192,7 +187,6 @@ def test_lookup_changelog_with_vectors(java, catalog, warehouse):
     assert sorted(c for s in ours for c in s) == sorted(c for s in changelog.lakestore_changes(theirs) for c in s)
 
 
-@needs_vector_writes
 def test_sequence_field_with_vectors(java, catalog, warehouse):
     """An older sequence value keeps the row above level 0: the lookup rewrites it and masks the
     old copy, as Paimon's lookup keeps the winner by sequence field."""
@@ -210,7 +204,6 @@ def test_sequence_field_with_vectors(java, catalog, warehouse):
     same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
 
 
-@needs_vector_writes
 def test_partition_overwrite_drops_vectors(java, catalog, warehouse):
     table = catalog.create_table("db.t", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options("deduplicate"))
     for index in range(3):

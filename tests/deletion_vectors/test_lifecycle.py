@@ -11,12 +11,9 @@ import pyarrow as pa
 
 import lakestore
 from lakestore.read.deletion_vectors import read_index_files
-from tests.deletion_vectors._support import needs_vector_writes
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 OPTIONS = {"bucket": "2", "deletion-vectors.enabled": "true"}
-
-pytestmark = needs_vector_writes
 
 
 def _table(tmp_path) -> lakestore.Table:

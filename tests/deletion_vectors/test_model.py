@@ -14,13 +14,10 @@ from hypothesis import strategies as st
 import lakestore
 from lakestore.read.deletion_vectors import apply_vector, read_vectors
 from tests.compact._tables import live_files
-from tests.deletion_vectors._support import needs_vector_writes
 
 SCHEMA = pa.schema([("p", pa.string()), ("k", pa.int32()), ("v", pa.int64()), ("op", pa.string())])
 _ROW = st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 11), st.integers(-5, 5), st.sampled_from(["+I", "+U", "-D", "+I"]))
 _STEP = st.one_of(st.lists(_ROW, min_size=1, max_size=12), st.sampled_from(["compact", "full"]))
-
-pytestmark = needs_vector_writes
 
 
 def _apply(model: dict, rows, engine: str) -> None:

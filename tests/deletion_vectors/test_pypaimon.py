@@ -6,10 +6,9 @@ import pytest
 
 import lakestore
 import tests.interop.test_java_merge_engines as scenario
-from tests.deletion_vectors._support import needs_vector_writes
 from tests.oracle.driver import oracle_available, oracle_read
 
-pytestmark = [needs_vector_writes, pytest.mark.oracle, pytest.mark.skipif(not oracle_available(), reason="oracle venv missing")]
+pytestmark = [pytest.mark.oracle, pytest.mark.skipif(not oracle_available(), reason="oracle venv missing")]
 
 
 @pytest.mark.parametrize("engine", ["deduplicate", "aggregation"])
