@@ -87,6 +87,8 @@ def main(argv: list[str]) -> int:
     try:
         warm = fresh()  # the first job pays JVM/JIT and worker start-up: not part of the measurement
         write_dataframe(spark.read.parquet(spec["inputs"][0][1]).limit(10_000), warm)
+        _sink(read_dataframe(spark, warm))  # and the read paths' Python workers
+        _sink(spark.read.format("arrow-floor").option("path", spec["inputs"][0][1]).load())
         for label, path, reps in spec["inputs"]:
             times = []
             for _ in range(reps):
