@@ -10,7 +10,8 @@ Read options: ``snapshot-id``, ``tag``, ``timestamp-millis`` (time travel), ``co
 comma-separated projection: the Python Data Source API has no column-pruning hook, so the
 projection is an option). Spark's pushed filters become ``lakestore.col`` predicates that prune
 splits and files on the driver and are applied exactly on the executors; each input partition
-reads one group of planned splits (groups balanced by row count, ``max-partitions`` caps them).
+reads one group of planned splits (groups balanced by row count, ``max-partitions`` caps them;
+by default one per 256k rows, at most 64).
 
 Write options: ``overwrite-partition`` (``"dt=2024-01-01"``: with mode overwrite, replace that
 partition only), ``commit-user`` + ``commit-identifier`` (a rerun whose commit landed writes
@@ -73,6 +74,7 @@ BUCKET_COLUMN = "__lakestore_bucket"
 FILE_IO_OPTION = "lakestore.file-io"
 FILTER_OPTION = "lakestore.filter"
 _BATCH_ROWS = 65536
+_ROWS_PER_PARTITION = 262_144
 # Options that configure the source itself; every other option goes to the catalog.
 _SOURCE_OPTIONS = frozenset(
     {
@@ -269,7 +271,9 @@ class PaimonReader(DataSourceReader):
             tag=self.options.get("tag"),
             timestamp_ms=_int_option(self.options, "timestamp-millis"),
         )
-        cap = _int_option(self.options, "max-partitions") or 64
+        # Each input partition costs a Python task: without a cap, groups of at least
+        # _ROWS_PER_PARTITION rows (up to 64 partitions) keep small tables from fanning out.
+        cap = _int_option(self.options, "max-partitions") or min(64, 1 + sum(s.row_count for s in splits) // _ROWS_PER_PARTITION)
         return [InputPartition(group) for group in group_splits(splits, cap)] or [InputPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
