@@ -99,7 +99,7 @@ def cmd_describe(args: argparse.Namespace) -> Any:
     latest = shown = table.latest_snapshot()
     if args.snapshot is not None or args.tag is not None:
         # time travel: the schema that snapshot was written with, as reads of it see it
-        shown = table._resolve_snapshot(args.snapshot, args.tag)
+        shown = table.resolve_snapshot(args.snapshot, args.tag)
         schema = table.schema_at(shown)
     return {
         "table": table.identifier,
@@ -134,7 +134,7 @@ def cmd_snapshots(args: argparse.Namespace) -> Any:
 
 def cmd_files(args: argparse.Namespace) -> Any:
     table = _table(args)
-    snapshot = table._resolve_snapshot(args.snapshot, args.tag)
+    snapshot = table.resolve_snapshot(args.snapshot, args.tag)
     shape: dict[tuple[str, int, int], dict[str, Any]] = {}
     for f in table.live_files(snapshot) if snapshot is not None else []:
         part = f.partition_path or "/"

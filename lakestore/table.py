@@ -216,9 +216,11 @@ class Table:
         return None if overwrite is False else overwrite
 
     # -- reading ------------------------------------------------------------------------------
-    def _resolve_snapshot(
-        self, snapshot_id: int | None, tag: str | None = None, timestamp_ms: int | None = None, watermark: int | None = None
+    def resolve_snapshot(
+        self, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None, watermark: int | None = None
     ) -> Snapshot | None:
+        """The snapshot a read sees: the latest, or the one a snapshot id, tag, timestamp (the
+        last committed by then) or watermark (the first that reached it) names."""
         return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark)
 
     def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
@@ -235,7 +237,7 @@ class Table:
         """The snapshot to read and its schema: the current schema for the latest snapshot, the
         snapshot's own schema when time travel names one."""
         self.schema.require_supported("read", table=self.path)
-        snapshot = self._resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
+        snapshot = self.resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
         if snapshot_id is None and tag is None and timestamp_ms is None and watermark is None:
             return snapshot, self.schema
         return snapshot, self.schema_at(snapshot)

@@ -290,7 +290,7 @@ def _read_snapshot(table: Table, options: Mapping[str, str]) -> Snapshot | None:
     snapshot_id, tag, timestamp = _int_option(options, "snapshot-id"), options.get("tag"), _int_option(options, "timestamp-millis")
     if snapshot_id is None and tag is None and timestamp is None:
         return None
-    return table._resolve_snapshot(snapshot_id, tag, timestamp)  # noqa: SLF001 - the resolution to_arrow uses
+    return table.resolve_snapshot(snapshot_id, tag, timestamp)
 
 
 # -- write ----------------------------------------------------------------------------------------
