@@ -390,12 +390,22 @@ class Table:
         after_commit(self)
 
     def expire_snapshots(
-        self, *, num_retained_min: int | None = None, num_retained_max: int | None = None, time_retained_ms: int | None = None
+        self,
+        *,
+        num_retained_min: int | None = None,
+        num_retained_max: int | None = None,
+        time_retained_ms: int | None = None,
+        now_ms: int | None = None,
     ) -> ExpireResult:
         """Expire old snapshots and delete the files only they referenced.
-        None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``."""
+        None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``;
+        ``now_ms`` (default: the clock) is the time the retention counts back from."""
         return expire_snapshots(
-            self, num_retained_min=num_retained_min, num_retained_max=num_retained_max, time_retained_ms=time_retained_ms
+            self,
+            num_retained_min=num_retained_min,
+            num_retained_max=num_retained_max,
+            time_retained_ms=time_retained_ms,
+            now_ms=now_ms,
         )
 
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:

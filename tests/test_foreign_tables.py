@@ -24,6 +24,9 @@ from tests._support import assert_same_rows
 from tests.compact._tables import live_files
 from tests.oracle.driver import oracle_available, oracle_read, oracle_write
 
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
+
 needs_oracle = pytest.mark.skipif(not oracle_available(), reason="oracle venv not available")
 FAR_FUTURE_MS = int(time.time() * 1000) + 10 * 86_400_000
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
@@ -137,7 +140,7 @@ def test_files_referenced_only_by_a_branch_survive_expiration_and_orphan_cleanup
     table.write_arrow(_rows([1, 2, 3], "b"), overwrite=True)
     table.write_arrow(_rows([4], "c"))
 
-    result = table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    result = table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert 1 in result.expired_snapshot_ids
     table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     on_disk = {p.name for p in Path(table.path).rglob("*.parquet")}

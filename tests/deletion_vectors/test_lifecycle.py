@@ -12,6 +12,9 @@ import pyarrow as pa
 import lakestore
 from lakestore.read.deletion_vectors import read_index_files
 
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
+
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 OPTIONS = {"bucket": "2", "deletion-vectors.enabled": "true"}
 
@@ -48,7 +51,7 @@ def test_expiration_deletes_unreferenced_index_files(tmp_path):
     expected = _rows(table)
     table.create_tag("t1", snapshot_id=4)
     tagged, tagged_rows = _live(table, table.snapshot(4)), _rows(table, snapshot_id=4)
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert table.snapshot_manager.earliest_id() == table.latest_snapshot().id
     assert _on_disk(table) == _live(table) | tagged
     assert _rows(lakestore.Table.from_path(table.path)) == expected

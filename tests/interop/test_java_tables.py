@@ -4,6 +4,8 @@ options lakestore refuses or ignores."""
 
 from __future__ import annotations
 
+import time
+
 import pyarrow as pa
 import pytest
 
@@ -11,6 +13,9 @@ import lakestore
 from lakestore.errors import UnsupportedTableError
 from lakestore.meta.schema_change import AddColumn, RenameColumn
 from tests.interop.conftest import same_rows
+
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
 
 APPEND = pa.schema([pa.field("dt", pa.string(), nullable=False), ("id", pa.int64()), ("v", pa.string())])
 PK = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -51,7 +56,7 @@ def test_tags_expiration_and_rollback_by_lakestore_read_by_java(java, catalog, w
     table.create_tag("first")
     table.write_arrow(pk_rows([3, 4], "b"))
     table.write_arrow(pk_rows([1], "c"))
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert [s.id for s in table.snapshots()] == [3]
     same_rows(java.read(warehouse, "db.t", options={"scan.tag-name": "first"}), pk_rows([1, 2, 3], "a"), ["id"])
     same_rows(java.read(warehouse, "db.t"), table.to_arrow(), ["id"])
@@ -114,7 +119,7 @@ def test_branches_both_ways(java, catalog, warehouse):
     branch = catalog.get_table("db.t$branch_jv")
     same_rows(branch.to_arrow(), java.read(warehouse, "db.t$branch_jv"), ["id"])
     assert sorted(branch.to_arrow()["id"].to_pylist()) == [1, 2, 3, 4, 7]
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     table.remove_orphan_files(older_than_ms=2**62)
     same_rows(java.read(warehouse, "db.t$branch_jv"), branch.to_arrow(), ["id"])
     same_rows(java.read(warehouse, "db.t$branch_dev"), catalog.get_table("db.t$branch_dev").to_arrow(), ["id"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 
 import pyarrow as pa
 import pytest
@@ -15,6 +16,9 @@ from lakestore.io.fileio import LocalFileIO
 from lakestore.io.s3 import S3FileIO, UnsafePublishError
 from tests._support import sort_rows
 from tests.test_interop import ALL_TYPES, all_types
+
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -54,8 +58,8 @@ def test_lifecycle_on_s3_matches_local(s3_server, bucket, tmp_path):
     clone = pickle.loads(pickle.dumps(on_s3.file_io))
     assert sort_rows(lakestore.Table.from_path(on_s3.path, file_io=clone).to_arrow()) == sort_rows(local.to_arrow())
 
-    on_s3.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
-    local.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
+    on_s3.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
+    local.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
     assert [s.id for s in on_s3.snapshots()] == [s.id for s in local.snapshots()]
     assert sort_rows(on_s3.to_arrow()) == sort_rows(local.to_arrow())
     assert sort_rows(on_s3.to_arrow(snapshot_id=on_s3.snapshots()[0].id)) == sort_rows(local.to_arrow())

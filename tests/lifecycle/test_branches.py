@@ -14,6 +14,9 @@ import lakestore
 from lakestore.errors import BranchError, InvalidIdentifierError, TagNotFoundError
 from lakestore.meta.schema_change import AddColumn
 
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
+
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 FAR_FUTURE_MS = int(time.time() * 1000) + 10 * 86_400_000
 
@@ -63,7 +66,7 @@ def test_branch_schema_evolution_and_maintenance_stay_on_the_branch(catalog, tab
     dev.write_arrow(pa.table({"id": [5], "v": ["d5b"], "extra": [8]}))
     dev.compact(full=True)
     assert dev.latest_snapshot().commit_kind == "COMPACT"
-    dev.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    dev.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert dev.to_arrow().column_names == ["id", "v", "extra"]
     assert values(dev) == ["a1", "a2", "a3", "d5b"]
     main = catalog.get_table("db.t")
@@ -78,7 +81,7 @@ def test_maintenance_on_main_keeps_what_branches_reference(catalog, table):
     table.delete_tag("v1")
     table.write_arrow(rows([1, 2, 3, 4], "c"), overwrite=True)
     table.write_arrow(rows([5], "c"))
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     assert values(table) == ["c1", "c2", "c3", "c4", "c5"]
     assert values(catalog.get_table("db.t$branch_dev")) == ["a1", "a2", "a3", "d7"]

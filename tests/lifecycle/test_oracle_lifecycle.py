@@ -3,12 +3,17 @@ pypaimon-evolved tables."""
 
 from __future__ import annotations
 
+import time
+
 import pyarrow as pa
 import pytest
 
 from lakestore.meta.schema_change import AddColumn, DropColumn, RenameColumn
 from tests.lifecycle.conftest import SCHEMA, batch, rows
 from tests.oracle.driver import oracle_alter, oracle_available, oracle_read, oracle_write
+
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
 
 pytestmark = [pytest.mark.oracle, pytest.mark.skipif(not oracle_available(), reason="oracle venv missing")]
 
@@ -22,7 +27,7 @@ def test_pypaimon_reads_tags_and_expired_tagged_snapshot(catalog):
     expect_first = rows(t.to_arrow(snapshot_id=1))
     t.write_arrow(batch("b", range(4), 3.0), overwrite=True)
     t.write_arrow(batch("b", range(2), 4.0))
-    t.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    t.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert [s.id for s in t.snapshots()] == [4]
     assert rows(oracle_read(t.path, tag="first")) == expect_first
     assert rows(oracle_read(t.path, tag="second")) == rows(t.to_arrow(tag="second"))
@@ -36,7 +41,7 @@ def test_pypaimon_reads_rolled_back_table(catalog):
     expect = rows(t.to_arrow())
     t.write_arrow(batch("a", range(5), 2.0), overwrite=True)
     t.write_arrow(batch("c", range(2), 3.0))
-    t.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    t.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     t.rollback_to(tag="v1")  # snapshot 1 had expired: restored from the tag
     assert rows(oracle_read(t.path)) == expect
     assert rows(oracle_read(t.path, snapshot_id=1)) == expect

@@ -15,6 +15,9 @@ import lakestore
 from lakestore.errors import OptionError
 from lakestore.lifecycle.partition_expire import partition_time
 
+# a time after every snapshot of the test session: time retention never protects them
+LATER_MS = int(time.time() * 1000) + 86_400_000
+
 FAR_FUTURE_MS = int(time.time() * 1000) + 10 * 86_400_000
 
 
@@ -58,7 +61,7 @@ def test_old_partitions_are_dropped_and_their_files_reclaimed(catalog):
     assert sorted(table.to_arrow()["dt"].to_pylist()) == sorted(days[2:])
     assert table.to_arrow(snapshot_id=latest.id - 1).num_rows == 4  # time travel still sees them
     assert table.expire_partitions(now_ms=_ms(now)) == []
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0)
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     remaining = {p.parent.parent.name for p in Path(table.path).rglob("*.parquet")}
     assert remaining == {f"dt={d}" for d in days[2:]}
