@@ -41,7 +41,7 @@ class DataType:
     element: DataType | None = None  # ARRAY, MULTISET
     key: DataType | None = None  # MAP
     value: DataType | None = None  # MAP
-    fields: tuple[NestedField, ...] = ()  # ROW
+    fields: tuple[DataField, ...] = ()  # ROW
 
     # -- constructors -------------------------------------------------------------------------
     def copy(self, *, nullable: bool) -> DataType:
@@ -60,7 +60,7 @@ class DataType:
         return cls("MAP", nullable, key=key, value=value)
 
     @classmethod
-    def row(cls, fields: Sequence[NestedField], *, nullable: bool = True) -> DataType:
+    def row(cls, fields: Sequence[DataField], *, nullable: bool = True) -> DataType:
         return cls("ROW", nullable, fields=tuple(fields))
 
     @property
@@ -76,7 +76,7 @@ class DataType:
             return (self.key, self.value)
         return tuple(f.type for f in self.fields)
 
-    def nested_fields(self) -> Iterator[NestedField]:
+    def nested_fields(self) -> Iterator[DataField]:
         """Every ROW field inside this type, depth first."""
         for f in self.fields:
             yield f
@@ -94,7 +94,7 @@ class DataType:
             fields = []
             for f in self.fields:
                 inner = f.type.with_field_ids(next_id)
-                fields.append(NestedField(next(next_id), f.name, inner, f.description))
+                fields.append(DataField(next(next_id), f.name, inner, f.description))
             return replace(self, fields=tuple(fields))
         if self.root == "MAP":
             assert self.key is not None and self.value is not None
@@ -107,7 +107,7 @@ class DataType:
         if not self.is_nested:
             return self.copy(nullable=True)
         if self.root == "ROW":
-            return replace(self, nullable=True, fields=tuple(NestedField(0, f.name, f.type.erased()) for f in self.fields))
+            return replace(self, nullable=True, fields=tuple(DataField(0, f.name, f.type.erased()) for f in self.fields))
         if self.root == "MAP":
             assert self.key is not None and self.value is not None
             return replace(self, nullable=True, key=self.key.erased(), value=self.value.erased())
@@ -236,8 +236,9 @@ class DataType:
 
 
 @dataclass(frozen=True, slots=True)
-class NestedField:
-    """A field of a nested ROW type: ids come from the table's field id sequence."""
+class DataField:
+    """A field of a table schema or of a nested ROW type; every id comes from the table's one
+    field id sequence."""
 
     id: int
     name: str
@@ -340,7 +341,7 @@ def _parse_nested(doc: dict[str, Any]) -> DataType:
                 raise ValueError(f"invalid ROW field {f!r}")
             if description is not None and not isinstance(description, str):
                 raise ValueError(f"invalid ROW field description {f!r}")
-            fields.append(NestedField(field_id, name, parse_type(f["type"]), description))
+            fields.append(DataField(field_id, name, parse_type(f["type"]), description))
         if len({f.name for f in fields}) != len(fields):
             raise ValueError(f"duplicate ROW field names in {doc!r}")
         return DataType.row(fields, nullable=nullable)
@@ -385,6 +386,6 @@ def from_arrow(arrow_type: pa.DataType, *, nullable: bool = True) -> DataType:
         if not names or len(set(names)) != len(names):
             raise UnsupportedTypeError(f"Arrow struct {t} needs at least one field and unique field names to be a Paimon ROW")
         # Ids are placeholders: the table assigns them (``DataType.with_field_ids``).
-        fields = [NestedField(0, f.name, from_arrow(f.type, nullable=f.nullable)) for f in t]
+        fields = [DataField(0, f.name, from_arrow(f.type, nullable=f.nullable)) for f in t]
         return DataType.row(fields, nullable=nullable)
     raise UnsupportedTypeError(f"Arrow type {t} has no Paimon equivalent")

@@ -12,28 +12,11 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.errors import CorruptMetadataError, LakestoreError, OptionError, SchemaMismatchError, UnsupportedTypeError
-from lakestore.format.types import DataType, from_arrow, parse_type
+from lakestore.format.types import DataField, DataType, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
 
 SCHEMA_VERSION = 3
-
-
-@dataclass(frozen=True, slots=True)
-class DataField:
-    id: int
-    name: str
-    type: DataType
-    description: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_paimon()}
-        if self.description is not None:
-            out["description"] = self.description
-        return out
-
-    def arrow_field(self) -> pa.Field:
-        return pa.field(self.name, self.type.to_arrow(), nullable=self.type.nullable)
 
 
 @dataclass(frozen=True)

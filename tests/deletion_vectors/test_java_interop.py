@@ -4,8 +4,6 @@ both engines interleaved on one table."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyarrow as pa
 import pytest
 
@@ -15,29 +13,11 @@ import tests.interop.test_java_merge_engines as scenario
 from lakestore.read.deletion_vectors import read_index_files, read_vectors
 from tests.compact._tables import live_files
 from tests.interop.conftest import same_rows
-from tests.oracle.java_driver import JavaOracle, java_oracle
 
 pytestmark = pytest.mark.oracle
 
 ENGINES = ["deduplicate", "partial-update", "aggregation"]  # Java refuses vectors with first-row
 KEYS = scenario.KEYS
-
-
-@pytest.fixture
-def java() -> JavaOracle:
-    return java_oracle()
-
-
-@pytest.fixture
-def warehouse(tmp_path) -> Path:
-    return tmp_path / "wh"
-
-
-@pytest.fixture
-def catalog(warehouse) -> lakestore.Catalog:
-    c = lakestore.Catalog(str(warehouse))
-    c.create_database("db", exist_ok=True)
-    return c
 
 
 def options(engine: str) -> dict[str, str]:

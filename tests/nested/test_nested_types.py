@@ -11,7 +11,7 @@ import pytest
 
 import lakestore
 from lakestore.errors import SchemaChangeError, SchemaMismatchError
-from lakestore.format.types import DataType, NestedField, from_arrow, parse_type
+from lakestore.format.types import DataField, DataType, from_arrow, parse_type
 from lakestore.meta.schema import TableSchema, new_schema
 from lakestore.meta.schema_change import AddColumn, RenameColumn, UpdateColumnType, apply_changes
 
@@ -176,7 +176,7 @@ def test_schema_changes_with_nested_columns():
     renamed = apply_changes(added, [RenameColumn("r", "row")])
     assert renamed.field("row").id == schema.field("r").id
     relaxed = apply_changes(
-        renamed, [UpdateColumnType("row", DataType.row([NestedField(0, "a", DataType("INT")), NestedField(0, "b", parse_type("STRING"))]))]
+        renamed, [UpdateColumnType("row", DataType.row([DataField(0, "a", DataType("INT")), DataField(0, "b", parse_type("STRING"))]))]
     )
     assert relaxed.field("row").type == schema.field("r").type  # ids kept
     with pytest.raises(SchemaChangeError, match="nested column 'row'"):
