@@ -43,7 +43,8 @@ def hash_rows(rows: BinaryRows) -> np.ndarray:
 
 
 def bucket_of_hashes(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
-    return np.abs(np.fmod(hashes.astype(np.int64), num_buckets)).astype(np.int32)
+    # Java's int remainder truncates toward zero as C's does; |h % b| < b cannot overflow.
+    return np.abs(np.fmod(hashes.astype(np.int32, copy=False), np.int32(num_buckets)))
 
 
 def compute_buckets(types: Sequence[DataType], arrays: Sequence[pa.Array], num_buckets: int) -> np.ndarray:

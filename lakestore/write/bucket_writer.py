@@ -189,7 +189,7 @@ class MergeTreeBucketWriter(BucketWriter):
         rank among them, and a buffer holding only this chunk needs no sort at flush."""
         self._presorted = arrival is not None and not self.buffer
         n = rows.num_rows
-        offsets = np.arange(n, dtype=np.int64) if arrival is None else np.searchsorted(np.sort(arrival), arrival).astype(np.int64)
+        offsets = np.arange(n, dtype=np.int64) if arrival is None else _ranks(arrival)
         sequence = pa.array(self.next_sequence + offsets)
         self.next_sequence += n
         prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
@@ -248,6 +248,13 @@ class MergeTreeBucketWriter(BucketWriter):
             # so that readers may read it without merging.
             merged = drop_retracts(merged)
         return self.file_writer.write_kv(merged, level=0) if merged.num_rows else []
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Rank of each of ``values`` (distinct) among them: the inverse of their sort order."""
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[np.argsort(values)] = np.arange(len(values), dtype=np.int64)
+    return ranks
 
 
 def _join_by_key(rows: pa.Table, keys: pa.Table, key_names: list[str], join_type: str) -> pa.Table:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakestore.format.binary_row import EMPTY_ROW, encode_rows
+from lakestore.format.binary_row import EMPTY_ROW
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, kv_file_schema
 from lakestore.format.parquet import WrittenFile, write_parquet_rolling
 from lakestore.format.partition_path import bucket_dir
@@ -18,7 +18,7 @@ from lakestore.io.fileio import FileIO
 from lakestore.merge import retract_count
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakestore.meta.schema import TableSchema
-from lakestore.meta.stats import EMPTY_STATS, column_stats
+from lakestore.meta.stats import EMPTY_STATS, column_stats, sorted_key_bounds
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,7 @@ class DataFileWriter:
 
     def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
-        key_table = rows.select(self._key_names)
-        edge_rows = encode_rows(self._key_types, [key_table.column(k).take([0, rows.num_rows - 1]) for k in self._key_names])
+        keys = sorted_key_bounds(rows, self._key_names, self._key_types)
         # Level-0 runs of primary-key tables carry no value statistics (``_VALUE_STATS_COLS`` =
         # [], as pypaimon writes them): readers cannot filter unmerged runs by value anyway, and
         # they cost ~10% of a flush. Compaction outputs (level >= 1) carry them for every column.
@@ -99,9 +98,9 @@ class DataFileWriter:
             file_name=name,
             file_size=written.size,
             row_count=rows.num_rows,
-            min_key=edge_rows.row(0),
-            max_key=edge_rows.row(1),
-            key_stats=column_stats(key_table, self._key_names, self._key_types),
+            min_key=keys.min_key,
+            max_key=keys.max_key,
+            key_stats=keys.stats,
             value_stats=column_stats(rows, [f.name for f in self.schema.fields], self._value_types) if stats_on else EMPTY_STATS,
             value_stats_cols=None if stats_on else (),
             min_sequence_number=bounds["min"].as_py(),
