@@ -22,7 +22,7 @@ from lakestore.format.binary_row import decode_row
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
-from lakestore.meta.file_scan import data_manifests, live_entries
+from lakestore.meta.file_scan import data_manifests, in_partitions, live_entries
 from lakestore.meta.index_manifest import ADD as INDEX_ADD
 from lakestore.meta.index_manifest import DELETE as INDEX_DELETE
 from lakestore.meta.index_manifest import IndexManifestEntry, combine, index_file_path, read_index_manifest, write_index_manifest
@@ -239,8 +239,8 @@ class TableCommit:
                 if landed is not None:
                     return landed
             latest = self.snapshots.latest()
-            base_live = live_entries(self.manifests, latest)
             delta = list(changes)
+            base_live = live_entries(self.manifests, latest) if kind == "OVERWRITE" else self._touched_live(latest, delta)
             if kind == "OVERWRITE":
                 delta = self._overwrite_deletes(base_live, overwrite) + delta
             else:
@@ -285,6 +285,21 @@ class TableCommit:
                 return any(all(values[i] == v for i, v in spec.items()) for spec in wanted)
 
         return [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in base_live if matches(e)]
+
+    def _touched_live(self, latest: Snapshot | None, delta: list[ManifestEntry]) -> list[ManifestEntry]:
+        """The live files of the partitions ``delta`` touches, which is all the conflict checks
+        look at (they are per partition or per bucket): manifests whose partition statistics
+        exclude those partitions are not read, so a commit costs the same however many
+        partitions the table holds."""
+        touched = {e.partition for e in delta}
+        if not touched:
+            return []
+        return live_entries(
+            self.manifests,
+            latest,
+            manifest_filter=in_partitions(touched, self._partition_types, source=self.manifests.manifest_dir),
+            entry_filter=lambda e: e.partition in touched,
+        )
 
     def _check_conflicts(self, base_live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
         live_ids = {e.identifier for e in base_live}

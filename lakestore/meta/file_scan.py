@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.binary_row import decode_row
+from lakestore.format.types import DataType
 from lakestore.meta.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta, ManifestStore, merge_entries
 from lakestore.meta.snapshot import Snapshot
 
@@ -51,3 +54,33 @@ def live_entries(
         name = dangling[0].file.file_name
         raise CorruptMetadataError(store.manifest_dir, f"snapshot {snapshot.id} deletes file {name} that was never added")
     return live
+
+
+def in_partitions(partitions: Collection[bytes], partition_types: Sequence[DataType], *, source: str) -> ManifestFilter:
+    """Keeps the manifests whose partition statistics admit one of ``partitions`` (encoded
+    partition rows): a commit's checks read only the partitions it touches."""
+    if not partition_types:
+        return lambda meta: True
+    wanted = [decode_row(p, partition_types, source=source) for p in set(partitions)]
+
+    def may_hold(meta: ManifestFileMeta) -> bool:
+        stats = meta.partition_stats
+        counts = stats.null_counts
+        if counts is None or len(counts) != len(partition_types):
+            return True  # no usable statistics: the manifest may hold anything
+        lows = decode_row(stats.min_values, partition_types, source=source)
+        highs = decode_row(stats.max_values, partition_types, source=source)
+        return any(all(_admits(v, lo, hi, nc) for v, lo, hi, nc in zip(values, lows, highs, counts, strict=False)) for values in wanted)
+
+    return may_hold
+
+
+def _admits(value: Any, low: Any, high: Any, null_count: int | None) -> bool:
+    if value is None:
+        return null_count is None or null_count > 0
+    if low is None or high is None:
+        return True
+    try:
+        return bool(low <= value <= high)
+    except TypeError:
+        return True
