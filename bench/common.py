@@ -16,6 +16,7 @@ LAKESTORE = "lakestore"
 PYPAIMON = "pypaimon (python)"
 PYPAIMON_RUST = "pypaimon + rust core"
 PYARROW = "pyarrow (floor)"
+PAIMON_JAVA = "paimon java 0.9 (py4j)"
 
 
 @dataclass
@@ -102,6 +103,7 @@ class Context:
     quick: bool = False
     spark_rows: int | None = None
     shared: dict[str, Any] = field(default_factory=dict)
+    java: Any = None  # bench.java.Java or None when .venv-java / java is missing or --no-peers
 
     def rows(self, full: int) -> int:
         return max(1, int(round(full * self.scale)))

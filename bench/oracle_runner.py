@@ -183,7 +183,48 @@ def task_commit_latency(spec):
     return {"times": times}
 
 
-TASKS = {"versions": task_versions, "pk_write": task_pk_write, "read": task_read, "commit_latency": task_commit_latency}
+def task_headline(spec):
+    """The headline workload in this (fresh) process: each round writes the commits into a fresh
+    table, then reads it (merge-on-read); round 0 is the first run in the process."""
+    commits = [_read_ipc(p) for p in spec["commits"]]
+    startup = time.time() - spec["spawned_at"] if spec.get("spawned_at") else None
+    catalog = _catalog(spec["warehouse"])
+    fallbacks = _Fallbacks()
+    writes, reads, rows, native_flags = [], [], 0, []
+    for rnd in range(spec.get("rounds", 1)):
+        table = _create(catalog, f"bench.h_{spec['mode']}_{rnd}", commits[0].schema, spec)
+        writer_table = table.copy(dict(NATIVE_WRITE)) if spec["mode"] == "native" else table
+        gc.collect()
+        start = time.perf_counter()
+        for data in commits:
+            native_flags.append(_one_commit(writer_table, data))
+        writes.append(time.perf_counter() - start)
+        reader_table = table.copy(dict(NATIVE_READ)) if spec["mode"] == "native" else table
+        gc.collect()
+        start = time.perf_counter()
+        rb = reader_table.new_read_builder()
+        result = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        reads.append(time.perf_counter() - start)
+        rows = result.num_rows if result is not None else 0
+    native = spec["mode"] == "native"
+    return {
+        "write": writes,
+        "read": reads,
+        "rows": rows,
+        "startup_s": startup,
+        "native_write_used": native and all(native_flags),
+        "native_read_used": native and not fallbacks.read_reasons,
+        "fallback_reasons": sorted(set(fallbacks.read_reasons))[:5],
+    }
+
+
+TASKS = {
+    "versions": task_versions,
+    "pk_write": task_pk_write,
+    "read": task_read,
+    "commit_latency": task_commit_latency,
+    "headline": task_headline,
+}
 
 
 def main(argv):

@@ -126,6 +126,16 @@ def console_targets(results: list[WorkloadResult]) -> str:
     return "\n".join(lines)
 
 
+PROTOCOL = (
+    "Processes and warm-up: W9 (the headline) starts a fresh process (for Paimon Java a fresh JVM) per system and repetition and "
+    "reports the first run in that process and a second, warm run separately. Elsewhere lakestore and the pyarrow floor run in "
+    "the benchmark's own process after imports, and each pypaimon peer runs all its repetitions in one fresh process per "
+    "measurement; either way the first run in the process is one of the repetitions and is included in the median. "
+    "W6 and W7 start a child process per run. The `reps` column counts repetitions; the load average is recorded at start, "
+    "after each workload and at the end.",
+)
+
+
 def write_markdown(
     path: Path,
     results: list[WorkloadResult],
@@ -147,13 +157,15 @@ def write_markdown(
         "All systems ran in the same invocation on the same data. Ratios matter, absolute times do not: "
         "the machine is shared and noisy. `time / lakestore time` > 1 means lakestore is faster.",
         "",
+        *PROTOCOL,
+        "",
         "## Machine",
         "",
         *_table(
             ("", ""),
             (machine_info or machine())
             + [("load average at end (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg()))]
-            + [(f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()],
+            + [(k if "venv)" in k else f"{k} (oracle venv)", v) for k, v in (oracle_versions or {"pypaimon": "not available"}).items()],
         ),
         "",
         "## Targets",

@@ -5,14 +5,17 @@ Prints each workload's ratios and the performance targets, and writes bench/REPO
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 from bench.common import Context, WorkloadResult
+from bench.java import Java
 from bench.oracle import Oracle
 from bench.report import console, console_targets, machine, write_markdown
 from bench.workloads import all_workloads
@@ -28,12 +31,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reps", type=int, default=None, help="repetitions of lakestore, pyarrow and fast peers")
     p.add_argument("--slow-reps", type=int, default=None, help="repetitions of slow peers (pypaimon pure Python)")
     p.add_argument("--spark-rows", type=int, default=None, help="rows of workload 7 (default 10M; 100k with --quick)")
-    p.add_argument("--no-peers", action="store_true", help="skip pypaimon (oracle venv) peers")
+    p.add_argument("--no-peers", action="store_true", help="skip the pypaimon (oracle venv) and Paimon Java (java venv) peers")
     p.add_argument("--profile", action="store_true", help="also profile lakestore (pyinstrument) into bench/profiles/")
     p.add_argument("--report", type=Path, default=HERE / "REPORT.md")
     p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a temp dir, removed)")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     return p.parse_args(argv)
+
+
+def _peer_versions(oracle: Oracle | None, java: Java | None) -> dict[str, Any] | None:
+    versions: dict[str, Any] = dict(oracle.versions()) if oracle else {"pypaimon": "not available"}
+    # named without starting a JVM: the bridge jar is fixed by the java venv's pypaimon 0.2.0
+    versions["paimon java (java venv)"] = "0.9.0, pypaimon 0.2.0's py4j bridge jar" if java else "not available"
+    return versions
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     oracle = None if args.no_peers else Oracle.find()
     if oracle is None and not args.no_peers:
         print("note: oracle venv (.venv-oracle) not usable: pypaimon peers skipped", file=sys.stderr)
+    java = None if args.no_peers else Java.find()
+    if java is None and not args.no_peers:
+        print(f"note: Paimon Java peer skipped: {Java.unavailable_reason()}", file=sys.stderr)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="lakestore-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
     profiles = HERE / "profiles" if args.profile else None
@@ -58,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         profile_dir=profiles,
         quick=args.quick,
         spark_rows=args.spark_rows,
+        java=java,
     )
     command = "python -m bench.run " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"lakestore bench: scale {scale:g}, {reps} reps ({slow_reps} for slow peers), workdir {workdir}")
@@ -73,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                 traceback.print_exc()
                 r = WorkloadResult(w.NUMBER, w.TITLE, skipped=f"failed: {type(exc).__name__}: {exc}")
             r.facts.append(("workload wall time", f"{time.perf_counter() - t0:.1f} s"))
+            r.facts.append(("load average after the workload (1/5/15 min)", " / ".join(f"{x:.2f}" for x in os.getloadavg())))
             results.append(r)
             print(console(r), flush=True)
     finally:
@@ -86,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         scale=scale,
         reps=reps,
         slow_reps=slow_reps,
-        oracle_versions=oracle.versions() if oracle else None,
+        oracle_versions=_peer_versions(oracle, java),
         profiles=profiles,
         seconds=time.perf_counter() - start,
         machine_info=machine_info,

@@ -15,6 +15,17 @@ def all_workloads() -> list[ModuleType]:
         w6_big_write,
         w7_spark,
         w8_deletion_vectors,
+        w9_headline,
     )
 
-    return [w1_pk_write, w2_merge_read, w3_compacted_read, w4_compaction, w5_commit_latency, w6_big_write, w7_spark, w8_deletion_vectors]
+    return [
+        w1_pk_write,
+        w2_merge_read,
+        w3_compacted_read,
+        w4_compaction,
+        w5_commit_latency,
+        w6_big_write,
+        w7_spark,
+        w8_deletion_vectors,
+        w9_headline,
+    ]

@@ -1,0 +1,402 @@
+"""Scale benchmark: TPC-H at scale factor 1 (or any), stage by stage, each stage in a fresh process.
+
+    .venv/bin/python -m bench.sf1                                   # SF1: generate, all of lineitem, 30 days
+    .venv/bin/python -m bench.sf1 --scale-factor 0.1 --days 3       # smaller
+    .venv/bin/python -m bench.sf1 --stages generate,lineitem        # only some stages
+
+Stages:
+- ``generate``: DuckDB dbgen at the scale factor plus the change-traffic fates, cached as parquet
+  in the landing zone (what the pipeline's landing assets load).
+- ``lineitem``: every lineitem row (6M at SF1) as an insert into the pipeline's lineitem table
+  (partitioned by order date, the pipeline's bucket count and options) with ``Table.write_arrow``
+  in one commit, then read back in full (merge-on-read).
+- ``pipeline``: the Dagster pipeline (dimensions_job, daily_ingestion_job, maintenance_job) for
+  ``--days`` days from ``--start``, on local Spark; wall time, rows and peak RSS per step are taken
+  from the run's event log and an RSS sampler.
+
+Peak RSS is that of the stage's whole process tree (Python plus the Spark JVM), sampled from /proc
+every 100 ms; the report goes to bench/REPORT-sf1.md."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+STAGES = ("generate", "lineitem", "pipeline")
+JOBS = ("dimensions_job", "daily_ingestion_job", "maintenance_job")
+
+
+# -- process-tree RSS -------------------------------------------------------------------------
+def _children_map() -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            # the command name is in parentheses and may hold spaces: split after the last ')'
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        out.setdefault(ppid, []).append(int(entry))
+    return out
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_kib(root: int) -> int:
+    children = _children_map()
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _rss_kib(pid)
+        todo.extend(children.get(pid, ()))
+    return total
+
+
+class RssSampler:
+    """Samples this process tree's RSS in a daemon thread: (wall-clock time, KiB) pairs."""
+
+    def __init__(self, interval: float = 0.1) -> None:
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
+
+    def _run(self, interval: float) -> None:
+        pid = os.getpid()
+        while not self._stop.is_set():
+            self.samples.append((time.time(), tree_rss_kib(pid)))
+            self._stop.wait(interval)
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def peak(self, start: float = 0.0, end: float = float("inf")) -> int:
+        return max((kib for t, kib in self.samples if start <= t <= end), default=0)
+
+
+# -- stages (run in the child process) --------------------------------------------------------
+def stage_generate(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
+    from assets.landing.tpch import load_tpch  # noqa: PLC0415 - child process only
+
+    start = time.time()
+    data = load_tpch(spec["landing"], spec["scale_factor"])
+    end = time.time()
+    rows = {name: t.num_rows for name, t in data.tables.items()}
+    return {"stages": [_stage("dbgen + fates, cached as parquet", start, end, sum(rows.values()), sampler)], "rows": rows}
+
+
+def stage_lineitem(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    from assets.common.tables import LINEITEM, LINEITEM_SCHEMA, ensure_table  # noqa: PLC0415
+    from assets.landing.tpch import load_tpch  # noqa: PLC0415
+    from resources import LakestoreResource  # noqa: PLC0415
+
+    start = time.time()
+    data = load_tpch(spec["landing"], spec["scale_factor"])
+    source = data.tables["lineitem"]
+    order_day = data.fates["lineitem"].order_day
+    rows = (
+        source.append_column("dt", pc.cast(pa.array(order_day.astype("datetime64[D]")), pa.string()))
+        .append_column("_op", pa.array(np.full(source.num_rows, "+I", dtype=object), pa.string()))
+        .append_column("_seq", pa.array(order_day.astype(np.int64)))
+        .select(LINEITEM_SCHEMA.names)
+        .cast(LINEITEM_SCHEMA)
+    )
+    del source
+    loaded = time.time()
+    resource = LakestoreResource(warehouse=spec["warehouse"])
+    table = ensure_table(resource.open(), LINEITEM, resource.lifecycle_options())
+    batches = pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=500_000))
+    t0 = time.time()
+    snapshot = table.write_arrow(batches)
+    t1 = time.time()
+    files = sum(len(s.files) for s in table.plan())
+    splits = len(table.plan())
+    t2 = time.time()
+    read_rows = table.to_arrow().num_rows
+    t3 = time.time()
+    n = rows.num_rows
+    return {
+        "stages": [
+            _stage("load cached TPC-H, build lineitem rows (untimed input)", start, loaded, n, sampler),
+            _stage("lakestore write_arrow, 1 commit", t0, t1, n, sampler),
+            _stage("full read back (to_arrow)", t2, t3, read_rows, sampler),
+        ],
+        "facts": {
+            "rows written": n,
+            "rows read": read_rows,
+            "snapshot": snapshot.id if snapshot else None,
+            "data files": files,
+            "partition-buckets (splits)": splits,
+            "table options": resource.lifecycle_options(),
+        },
+    }
+
+
+def stage_pipeline(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
+    os.environ["DAGSTER_HOME"] = spec["dagster_home"]
+    os.environ["LAKESTORE_WAREHOUSE"] = spec["warehouse"]
+    os.environ["TPCH_SCALE_FACTOR"] = repr(spec["scale_factor"])
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    Path(spec["dagster_home"]).mkdir(parents=True, exist_ok=True)
+    (Path(spec["dagster_home"]) / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    import dagster as dg  # noqa: PLC0415 - after DAGSTER_HOME is set
+
+    from pipelines.definitions import build_definitions  # noqa: PLC0415
+    from resources import LakestoreResource, LandingResource, spark_resource  # noqa: PLC0415
+    from resources.spark import stop_session  # noqa: PLC0415
+
+    first = dt.date.fromisoformat(spec["start"])
+    last = first + dt.timedelta(days=spec["days"] - 1)
+    defs = build_definitions(
+        catalog=LakestoreResource(warehouse=spec["warehouse"]),
+        landing=LandingResource(root=spec["landing"], scale_factor=spec["scale_factor"]),
+        spark=spark_resource("local[*]"),
+    )
+    instance = dg.DagsterInstance.get()
+    quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+    day_range = {"dagster/asset_partition_range_start": first.isoformat(), "dagster/asset_partition_range_end": last.isoformat()}
+    stages, jobs = [], []
+    try:
+        for job in JOBS:
+            t0 = time.time()
+            result = defs.resolve_job_def(job).execute_in_process(
+                instance=instance, tags={} if job == "dimensions_job" else day_range, run_config=quiet, raise_on_error=False
+            )
+            t1 = time.time()
+            jobs.append(_stage(f"{job} (whole run)", t0, t1, None, sampler) | {"success": result.success})
+            stages += _steps(instance, result.run_id, job, sampler)
+            if not result.success:
+                break
+    finally:
+        stop_session()
+    return {"stages": stages, "jobs": jobs, "facts": {"days": f"{first} .. {last} ({spec['days']} days)"}}
+
+
+def _steps(instance: Any, run_id: str, job: str, sampler: RssSampler) -> list[dict[str, Any]]:
+    """Each step's wall time (STEP_START to STEP_SUCCESS/FAILURE), rows from its materializations, peak RSS."""
+    starts: dict[str, float] = {}
+    out: dict[str, dict[str, Any]] = {}
+    rows: dict[str, int] = {}
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None or entry.step_key is None:
+            continue
+        kind = event.event_type_value
+        if kind == "STEP_START":
+            starts[entry.step_key] = entry.timestamp
+        elif kind in ("STEP_SUCCESS", "STEP_FAILURE") and entry.step_key in starts:
+            start = starts[entry.step_key]
+            out[entry.step_key] = _stage(f"{job}: {entry.step_key}", start, entry.timestamp, None, sampler)
+            out[entry.step_key]["success"] = kind == "STEP_SUCCESS"
+        elif kind == "ASSET_MATERIALIZATION":
+            meta = event.event_specific_data.materialization.metadata
+            for key in ("landed_rows", "rows", "rows_added"):
+                if key in meta:
+                    rows[entry.step_key] = rows.get(entry.step_key, 0) + int(meta[key].value)
+                    break
+    for key, stage in out.items():
+        if key in rows:
+            stage["rows"] = rows[key]
+            stage["rows_per_s"] = rows[key] / stage["seconds"] if stage["seconds"] else None
+    return sorted(out.values(), key=lambda s: s["start"])
+
+
+def _stage(name: str, start: float, end: float, rows: int | None, sampler: RssSampler) -> dict[str, Any]:
+    seconds = end - start
+    return {
+        "name": name,
+        "start": start,
+        "seconds": seconds,
+        "rows": rows,
+        "rows_per_s": rows / seconds if rows and seconds else None,
+        "peak_rss_kib": sampler.peak(start, end),
+    }
+
+
+CHILD_STAGES = {"generate": stage_generate, "lineitem": stage_lineitem, "pipeline": stage_pipeline}
+
+
+def child_main(stage: str, spec_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text())
+    sys.path.insert(0, str(ROOT))
+    with RssSampler() as sampler:
+        out = CHILD_STAGES[stage](spec, sampler)
+    out["process_peak_rss_kib"] = sampler.peak()
+    print(json.dumps(out, default=str))
+    return 0
+
+
+# -- parent ------------------------------------------------------------------------------------
+def run_stage(stage: str, spec: dict[str, Any], timeout: float) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(spec, fh)
+    env = dict(os.environ)
+    env.setdefault("TMPDIR", str(Path(spec["workdir"]) / "tmp"))
+    Path(env["TMPDIR"]).mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.sf1", "--child", stage, fh.name],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=timeout,
+            env=env,
+        )
+    finally:
+        os.unlink(fh.name)
+    wall = time.time() - t0
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return {"error": (proc.stderr.strip() or f"exit {proc.returncode}")[-3000:], "process_seconds": wall}
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_seconds"] = wall
+    return out
+
+
+def _fmt_rows(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else "-"
+
+
+def _mib(kib: int) -> str:
+    return f"{kib / 1024:,.0f}"
+
+
+def _fmt_rate(value: Any) -> str:
+    return f"{value:,.0f}" if isinstance(value, (int, float)) and value else "-"
+
+
+def markdown(args: argparse.Namespace, results: dict[str, dict[str, Any]], load: tuple[list[float], list[float]], seconds: float) -> str:
+    from bench.report import machine  # noqa: PLC0415
+
+    lines = [
+        "# lakestore scale benchmark (TPC-H)",
+        "",
+        f"Generated {dt.datetime.now().isoformat(timespec='seconds')} by `python -m bench.sf1 {' '.join(args.argv)}` in {seconds:.0f} s:"
+        f" scale factor {args.scale_factor:g}, stages {', '.join(results)}; pipeline days {args.start} + {args.days}.",
+        "Each stage ran once, in its own fresh process (first run in that process: no warm-up). Peak RSS is the stage's",
+        "process tree (Python plus the Spark JVM when it runs), sampled every 100 ms. The machine is shared: absolute times are noisy.",
+        "",
+        "## Machine",
+        "",
+        "|  |  |",
+        "|---|---|",
+        *[f"| {k} | {v} |" for k, v in machine() if not k.startswith("load average")],
+        f"| load average at start (1/5/15 min) | {' / '.join(f'{x:.2f}' for x in load[0])} |",
+        f"| load average at end (1/5/15 min) | {' / '.join(f'{x:.2f}' for x in load[1])} |",
+        "",
+    ]
+    for stage, out in results.items():
+        lines += [f"## {stage}", ""]
+        if "error" in out:
+            lines += [f"Failed after {out['process_seconds']:.0f} s:", "", "```", out["error"][-1500:], "```", ""]
+            continue
+        lines += ["| step | wall s | rows | rows/s | peak RSS MiB |", "|---|---|---|---|---|"]
+        for s in out.get("jobs", []) + out["stages"]:
+            ok = "" if s.get("success", True) else " (FAILED)"
+            cells = (f"{s['name']}{ok}", f"{s['seconds']:.1f}", _fmt_rows(s["rows"]), _fmt_rate(s["rows_per_s"]), _mib(s["peak_rss_kib"]))
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            f"- process wall time (spawn to exit): {out['process_seconds']:.1f} s;"
+            f" peak RSS of the process tree: {_mib(out['process_peak_rss_kib'])} MiB",
+        ]
+        for k, v in out.get("facts", {}).items():
+            lines.append(f"- {k}: {v if not isinstance(v, int) else f'{v:,}'}")
+        if "rows" in out:
+            lines.append("- TPC-H rows: " + ", ".join(f"{k} {v:,}" for k, v in out["rows"].items()))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.sf1", description=__doc__.split("\n\n")[0])
+    p.add_argument("--scale-factor", type=float, default=1.0)
+    p.add_argument("--days", type=int, default=30, help="days of the pipeline stage")
+    p.add_argument("--start", default="1995-03-01", help="first day of the pipeline stage (1992-01-01 .. 1998-08-02)")
+    p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, of {', '.join(STAGES)}")
+    p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a temp dir, removed)")
+    p.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    p.add_argument("--report", type=Path, default=ROOT / "bench" / "REPORT-sf1.md")
+    p.add_argument("--timeout", type=float, default=4 * 3600, help="seconds per stage")
+    args = p.parse_args(argv)
+    args.argv = argv
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--child"]:
+        return child_main(argv[1], argv[2])
+    args = parse_args(argv)
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
+    unknown = set(stages) - set(STAGES)
+    if unknown:
+        raise SystemExit(f"unknown stages: {sorted(unknown)}")
+    workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="lakestore-sf1-"))).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    landing = workdir / "landing"  # shared: the TPC-H cache is generated once
+    load_start = list(os.getloadavg())
+    started = time.time()
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        for stage in stages:
+            spec = {
+                "scale_factor": args.scale_factor,
+                "landing": str(landing),
+                "warehouse": str(workdir / f"warehouse-{stage}"),
+                "dagster_home": str(workdir / "dagster_home"),
+                "start": args.start,
+                "days": args.days,
+                "workdir": str(workdir),
+            }
+            print(f"sf1 bench: stage {stage} ...", flush=True)
+            results[stage] = run_stage(stage, spec, args.timeout)
+            out = results[stage]
+            if "error" in out:
+                print(f"  FAILED: {out['error'][-600:]}", flush=True)
+            else:
+                for s in out.get("jobs", []) + out["stages"]:
+                    print(
+                        f"  {s['name']:<60} {s['seconds']:8.1f} s  rows {_fmt_rows(s['rows']):>11}  peak {_mib(s['peak_rss_kib']):>7} MiB",
+                        flush=True,
+                    )
+    finally:
+        if not args.keep and args.workdir is None:
+            import shutil  # noqa: PLC0415
+
+            shutil.rmtree(workdir, ignore_errors=True)
+    args.report.write_text(markdown(args, results, (load_start, list(os.getloadavg())), time.time() - started))
+    print(f"report written to {args.report}")
+    return 0 if all("error" not in r for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
