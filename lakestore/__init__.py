@@ -25,7 +25,7 @@ from lakestore.errors import (
 )
 from lakestore.lifecycle import ExpireResult, OrphanResult, Tag
 from lakestore.meta.commit_message import CommitMessage
-from lakestore.meta.file_info import FileInfo
+from lakestore.meta.file_info import FileInfo, IndexFileInfo
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.read.predicate import Predicate, col
 from lakestore.table import Table
@@ -46,6 +46,7 @@ __all__ = [
     "DatabaseNotFoundError",
     "ExpireResult",
     "FileInfo",
+    "IndexFileInfo",
     "InvalidIdentifierError",
     "LakestoreError",
     "MergeEngineError",

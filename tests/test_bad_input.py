@@ -171,7 +171,8 @@ def test_bad_options_refused_at_create(tmp_path, options, kind):
         ({"bucket-key": "id"}, {}),  # bucket-key needs a fixed bucket count
         ({"bucket": "2", "bucket-key": "v"}, {"primary_keys": ["id"]}),  # bucket-key outside the primary key
         ({"bucket": "2", "bucket-key": "zz"}, {"primary_keys": ["id"]}),
-        ({"bucket": "-1"}, {"primary_keys": ["id"]}),  # dynamic bucket mode
+        ({"bucket": "-1", "bucket-key": "id"}, {"primary_keys": ["id"]}),  # dynamic buckets hash the whole key
+        ({"dynamic-bucket.target-row-num": "0"}, {"primary_keys": ["id"]}),
         ({"sequence.field": "zz"}, {"primary_keys": ["id"]}),
         ({"sequence.field": "v"}, {}),
         ({"rowkind.field": "dt"}, {}),

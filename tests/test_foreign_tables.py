@@ -54,36 +54,27 @@ def _set_options_as_another_engine(table: lakestore.Table, options: dict[str, st
 @needs_oracle
 @pytest.mark.oracle
 @pytest.mark.parametrize("native", [False, True], ids=["pypaimon", "rust"])
-def test_dynamic_bucket_table_is_refused_for_writes_and_stays_readable(tmp_path, native):
+def test_dynamic_bucket_table_written_by_another_engine_takes_upserts(tmp_path, native):
     oracle_write(tmp_path, "db.t", _rows([1, 2, 3], "a"), primary_keys=["id"], native=native)
     table = lakestore.Catalog(str(tmp_path)).get_table("db.t")
     assert "bucket" not in table.schema.options  # Paimon's default for primary-key tables: -1
     assert sorted(table.to_arrow()["v"].to_pylist()) == ["a1", "a2", "a3"]
-    before = _snapshot_ids(table.path)
-    files_before = sorted(p for p in Path(table.path).rglob("*") if p.is_file())
-    for attempt in (
-        lambda: table.write_arrow(_rows([1], "b")),
-        lambda: table.compact(full=True),
-        lambda: table.expire_snapshots(num_retained_min=1),
-        lambda: table.new_commit(commit_user="u"),
-        lambda: table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS),
-    ):
-        with pytest.raises(UnsupportedTableError, match="dynamic bucket") as info:
-            attempt()
-        assert info.value.options == ("bucket",)
-    assert _snapshot_ids(table.path) == before
-    assert sorted(p for p in Path(table.path).rglob("*") if p.is_file()) == files_before
-    # The table is intact for its own engine: an upsert still replaces the row.
-    oracle_write(tmp_path, "db.t", _rows([1], "b"), primary_keys=["id"], native=native)
-    assert sorted(oracle_read(table.path)["v"].to_pylist()) == ["a2", "a3", "b1"]
-    assert sorted(lakestore.Table.from_path(table.path).to_arrow()["v"].to_pylist()) == ["a2", "a3", "b1"]
+    table.write_arrow(_rows([1, 4], "b"))
+    expected = ["a2", "a3", "b1", "b4"]
+    assert sorted(lakestore.Table.from_path(table.path).to_arrow()["v"].to_pylist()) == expected
+    assert sorted(oracle_read(table.path)["v"].to_pylist()) == expected
+    # and the other engine's next upsert still replaces lakestore's row
+    oracle_write(tmp_path, "db.t", _rows([4], "c"), primary_keys=["id"], native=native)
+    assert sorted(lakestore.Table.from_path(table.path).to_arrow()["v"].to_pylist()) == ["a2", "a3", "b1", "c4"]
 
 
-def test_lakestore_still_refuses_to_create_dynamic_bucket_primary_key_tables(tmp_path):
+def test_primary_key_tables_default_to_dynamic_buckets_as_in_paimon(tmp_path):
     catalog = lakestore.Catalog(str(tmp_path))
     catalog.create_database("db")
-    with pytest.raises(lakestore.OptionError, match="dynamic bucket"):
-        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-1"})
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"])
+    assert table.options.bucket == -1
+    table.write_arrow(_rows([1, 2], "a"))
+    assert (Path(table.path) / "index").is_dir()  # the keys' hash index
 
 
 # -- what a snapshot carries forward ---------------------------------------------------------------

@@ -13,19 +13,27 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, LakestoreError
 from lakestore.format.binary_row import decode_row
+from lakestore.format.hash_index import HASH_INDEX
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import data_manifests, in_partitions, live_entries
 from lakestore.meta.index_manifest import ADD as INDEX_ADD
 from lakestore.meta.index_manifest import DELETE as INDEX_DELETE
-from lakestore.meta.index_manifest import IndexManifestEntry, combine, index_file_path, read_index_manifest, write_index_manifest
+from lakestore.meta.index_manifest import (
+    DELETION_VECTORS_INDEX,
+    IndexManifestEntry,
+    combine,
+    index_file_path,
+    read_index_manifest,
+    write_index_manifest,
+)
 from lakestore.meta.kinds import CommitKind
 from lakestore.meta.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore
 from lakestore.meta.manifest_merge import merge_manifests, write_manifests
@@ -53,9 +61,18 @@ class _IndexChanges:
     added: list[IndexManifestEntry] = field(default_factory=list)
     deleted: list[IndexManifestEntry] = field(default_factory=list)
 
-    def add(self, message: CommitMessage) -> None:
-        self.added += [IndexManifestEntry(INDEX_ADD, message.partition, message.bucket, f) for f in message.new_index_files]
-        self.deleted += [IndexManifestEntry(INDEX_DELETE, message.partition, message.bucket, f) for f in message.deleted_index_files]
+    def add(self, message: CommitMessage, *, types: Container[str]) -> None:
+        """The message's index files of the given index types."""
+        m = message
+        self.added += [IndexManifestEntry(INDEX_ADD, m.partition, m.bucket, f) for f in m.new_index_files if f.index_type in types]
+        self.deleted += [IndexManifestEntry(INDEX_DELETE, m.partition, m.bucket, f) for f in m.deleted_index_files if f.index_type in types]
+
+    def with_deleted(self, entries: Sequence[IndexManifestEntry]) -> _IndexChanges:
+        names = {e.index_file.file_name for e in self.deleted}
+        extra = [
+            IndexManifestEntry(INDEX_DELETE, e.partition, e.bucket, e.index_file) for e in entries if e.index_file.file_name not in names
+        ]
+        return _IndexChanges(list(self.added), self.deleted + extra)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.deleted)
@@ -140,10 +157,14 @@ class TableCommit:
             compacts += entries(DELETE, m.compact_before) + entries(ADD, m.compact_after)
             append_changelog += entries(ADD, m.changelog_files)
             compact_changelog += entries(ADD, m.compact_changelog_files)
-            # index files travel with the message's compaction (deletion vectors come from the
-            # writer's lookup compaction), else with its data (hash indexes of new keys)
-            index = compact_index if (m.compact_before or m.compact_after) else append_index
-            index.add(m)
+            # Deletion vectors travel with the message's compaction (they come from the writer's
+            # lookup compaction), else with its data; key hash indexes always with the data,
+            # which must never land without them.
+            if m.compact_before or m.compact_after:
+                compact_index.add(m, types=(DELETION_VECTORS_INDEX,))
+                append_index.add(m, types=(HASH_INDEX,))
+            else:
+                append_index.add(m, types=(DELETION_VECTORS_INDEX, HASH_INDEX))
         start = self.snapshots.latest_id()
         out: list[Snapshot] = []
         common: dict[str, Any] = dict(watermark=watermark, properties=properties)
@@ -187,7 +208,8 @@ class TableCommit:
                         self.file_io.delete(self._data_path(m, f))
                 if m.compact_before or m.compact_after:
                     for index_file in m.new_index_files:
-                        self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
+                        if index_file.index_type == DELETION_VECTORS_INDEX:
+                            self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
         if out and self._post_commit is not None:
             self._run_post_commit(out)
         return out
@@ -241,18 +263,25 @@ class TableCommit:
             latest = self.snapshots.latest()
             delta = list(changes)
             base_live = live_entries(self.manifests, latest) if kind == "OVERWRITE" else self._touched_live(latest, delta)
+            live_index: list[IndexManifestEntry] = []
+            if (index or kind == "OVERWRITE") and latest is not None and latest.index_manifest:
+                live_index = read_index_manifest(self.file_io, self.table_path, latest.index_manifest)
+            attempt_index = index
             if kind == "OVERWRITE":
-                delta = self._overwrite_deletes(base_live, overwrite) + delta
+                overwritten = self._overwritten(overwrite)
+                replaced = [e for e in base_live if overwritten(e.partition)]
+                delta = [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in replaced] + list(changes)
+                # the overwritten partitions' index files (hash indexes, deletion vectors) go with their data
+                attempt_index = index.with_deleted([e for e in live_index if overwritten(e.partition)])
             else:
                 self._check_conflicts(base_live, delta)
-            live_index: list[IndexManifestEntry] = []
-            if index and latest is not None and latest.index_manifest:
-                live_index = read_index_manifest(self.file_io, self.table_path, latest.index_manifest)
-            if index:
-                index.check_conflicts(live_index)
-            if not delta and not changelog and not index and kind != "OVERWRITE":
+            if attempt_index:
+                attempt_index.check_conflicts(live_index)
+            if not delta and not changelog and not attempt_index and kind != "OVERWRITE":
                 raise CommitConflictError("nothing left to commit")
-            snapshot, written = self._write_snapshot(kind, latest, delta, changelog, identifier, watermark, properties, index, live_index)
+            snapshot, written = self._write_snapshot(
+                kind, latest, delta, changelog, identifier, watermark, properties, attempt_index, live_index
+            )
             self._hook("before-publish")
             self.publish_attempted = True  # from here on, an error leaves the outcome unknown
             if self.snapshots.try_publish(snapshot):
@@ -272,19 +301,19 @@ class TableCommit:
         wait_ms = min(high, low * (2**attempt))
         time.sleep(wait_ms * (0.5 + random.random() / 2) / 1000)
 
-    def _overwrite_deletes(self, base_live: list[ManifestEntry], overwrite: Overwrite) -> list[ManifestEntry]:
+    def _overwritten(self, overwrite: Overwrite) -> Callable[[bytes], bool]:
+        """Whether a partition (serialized row) is replaced by ``overwrite``."""
         if overwrite is True:
-            matches: Callable[[ManifestEntry], bool] = lambda e: True  # noqa: E731
-        else:
-            specs = [overwrite] if isinstance(overwrite, Mapping) else list(overwrite or ())
-            positions = {name: i for i, name in enumerate(self.schema.partition_keys)}
-            wanted = [{positions[k]: v for k, v in spec.items()} for spec in specs]
+            return lambda partition: True
+        specs = [overwrite] if isinstance(overwrite, Mapping) else list(overwrite or ())
+        positions = {name: i for i, name in enumerate(self.schema.partition_keys)}
+        wanted = [{positions[k]: v for k, v in spec.items()} for spec in specs]
 
-            def matches(entry: ManifestEntry) -> bool:
-                values = decode_row(entry.partition, self._partition_types, source=self.manifests.manifest_dir)
-                return any(all(values[i] == v for i, v in spec.items()) for spec in wanted)
+        def matches(partition: bytes) -> bool:
+            values = decode_row(partition, self._partition_types, source=self.manifests.manifest_dir)
+            return any(all(values[i] == v for i, v in spec.items()) for spec in wanted)
 
-        return [ManifestEntry(DELETE, e.partition, e.bucket, e.total_buckets, e.file) for e in base_live if matches(e)]
+        return matches
 
     def _touched_live(self, latest: Snapshot | None, delta: list[ManifestEntry]) -> list[ManifestEntry]:
         """The live files of the partitions ``delta`` touches, which is all the conflict checks

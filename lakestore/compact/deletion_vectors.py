@@ -91,10 +91,12 @@ class DeletionVectorsMaintainer:
         if self._vectors.pop(file_name, None) is not None:
             self._modified = True
 
-    def clear(self) -> None:
-        if self._vectors:
-            self._vectors.clear()
-            self._modified = True
+    def forget_restored(self) -> None:
+        """Start from no vectors and no index files: an overwrite replaces the bucket's files,
+        and its commit retires their index files."""
+        self._vectors.clear()
+        self._index_files = []
+        self._modified = False
 
     def write_index(self) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]:
         """(new index files, index files they replace) when the vectors changed, else empty."""

@@ -18,9 +18,9 @@ from typing import Any, cast
 import fastavro
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.hash_index import HASH_INDEX as HASH_INDEX  # re-exported: both index types are named here
 from lakestore.io.fileio import FileIO
 
-HASH_INDEX = "HASH"
 DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 ADD = 0
 DELETE = 1
@@ -151,14 +151,9 @@ def combine(
     live: Sequence[IndexManifestEntry], added: Sequence[IndexManifestEntry], deleted: Sequence[IndexManifestEntry]
 ) -> list[IndexManifestEntry]:
     """The live index files after a commit, as Paimon's IndexManifestFileHandler combines them:
-    deleted files leave; a bucket that gets new deletion-vector files drops its older ones (each
-    holds the bucket's whole set of vectors); new files join."""
+    deleted files leave; a bucket that gets a new file of an index type drops its older ones of
+    that type (each holds the bucket's whole set of vectors or key hashes); new files join."""
     gone = {e.index_file.file_name for e in deleted}
-    replaced_dv_buckets = {(e.partition, e.bucket) for e in added if e.index_file.index_type == DELETION_VECTORS_INDEX}
-    kept = [
-        e
-        for e in live
-        if e.index_file.file_name not in gone
-        and not (e.index_file.index_type == DELETION_VECTORS_INDEX and (e.partition, e.bucket) in replaced_dv_buckets)
-    ]
+    replaced = {(e.partition, e.bucket, e.index_file.index_type) for e in added}
+    kept = [e for e in live if e.index_file.file_name not in gone and (e.partition, e.bucket, e.index_file.index_type) not in replaced]
     return kept + [IndexManifestEntry(ADD, e.partition, e.bucket, e.index_file) for e in added]

@@ -128,7 +128,7 @@ def _name_list(text: str) -> tuple[str, ...]:
 def _bucket(text: str) -> int:
     value = _int(text)
     if value == 0 or value < -1:
-        raise ValueError("must be a positive bucket count or -1 (bucket-unaware append table)")
+        raise ValueError("must be a positive bucket count or -1 (dynamic buckets for primary-key tables, bucket-unaware append tables)")
     return value
 
 
@@ -198,6 +198,10 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("partition.legacy-name", "true", _bool),
         OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
         OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
+        # dynamic bucket mode (bucket = -1 with a primary key; lakestore/write/dynamic_bucket.py)
+        OptionSpec("dynamic-bucket.target-row-num", "2000000", _positive_int),
+        OptionSpec("dynamic-bucket.initial-buckets", None, _positive_int),
+        OptionSpec("dynamic-bucket.assigner-parallelism", None, _positive_int),
     )
 }
 
@@ -229,9 +233,6 @@ _NOT_IMPLEMENTED: dict[str, bool] = {
     "record-level.expire-time": False,  # compaction would keep expired records
     "record-level.time-field": False,
     "record-level.time-field-type": False,
-    "dynamic-bucket.target-row-num": False,
-    "dynamic-bucket.initial-buckets": False,
-    "dynamic-bucket.assigner-parallelism": False,
     "cross-partition-upsert.index-ttl": False,
     "cross-partition-upsert.bootstrap-parallelism": False,
     "bucket-function.type": False,  # rows would land in other buckets than Paimon's
@@ -308,7 +309,7 @@ class Unsupported:
     blocks_reads: tuple[tuple[str, str], ...]
 
 
-def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str]) -> Unsupported:
+def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], partition_keys: Sequence[str] = ()) -> Unsupported:
     """Classify the options of an existing table (possibly written by another engine)."""
     writes: list[tuple[str, str]] = []
     reads: list[tuple[str, str]] = []
@@ -326,8 +327,13 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str]) -> U
         # Paimon deletes rows of append tables only through Spark's DELETE/UPDATE, which lakestore
         # does not have; its append compaction would also have to rewrite the vectors.
         writes.append(("deletion-vectors.enabled", "deletion-vectors.enabled=true on an append table is read-only in lakestore"))
-    if primary_keys and options.get("bucket", "-1").strip() == "-1":
-        writes.append(("bucket", "bucket=-1 (dynamic bucket mode, Paimon's default for primary-key tables) is not implemented yet"))
+    if primary_keys and options.get("bucket", "-1").strip() == "-1" and not set(partition_keys) <= set(primary_keys):
+        writes.append(
+            (
+                "bucket",
+                "bucket=-1 with a primary key that lacks partition keys (Paimon's cross-partition upsert) is not implemented yet",
+            )
+        )
     return Unsupported(tuple(writes), tuple(reads))
 
 
@@ -467,6 +473,18 @@ class CoreOptions:
     @property
     def bucket(self) -> int:
         return self.get("bucket")
+
+    @property
+    def dynamic_bucket_target_row_num(self) -> int:
+        return self.get("dynamic-bucket.target-row-num")
+
+    @property
+    def dynamic_bucket_initial_buckets(self) -> int | None:
+        return self.get("dynamic-bucket.initial-buckets")
+
+    @property
+    def dynamic_bucket_assigner_parallelism(self) -> int | None:
+        return self.get("dynamic-bucket.assigner-parallelism")
 
     @property
     def bucket_key(self) -> tuple[str, ...]:

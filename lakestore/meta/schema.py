@@ -66,7 +66,8 @@ class TableSchema:
     def require_supported(self, operation: str, *, table: str) -> None:
         """Refuse ``operation`` ("read", "write", "compact", "expire"...) by name when the table
         uses options lakestore cannot honour for it (see ``options.unsupported``)."""
-        opts.require_supported(opts.unsupported(self.options, primary_keys=self.primary_keys), operation=operation, table=table)
+        unsupported = opts.unsupported(self.options, primary_keys=self.primary_keys, partition_keys=self.partition_keys)
+        opts.require_supported(unsupported, operation=operation, table=table)
 
     # -- JSON ---------------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -184,13 +185,12 @@ def new_schema(
     if primary_keys and not set(partition_keys) <= set(primary_keys):
         raise SchemaMismatchError(f"primary keys {list(primary_keys)} must contain all partition keys {list(partition_keys)}")
     checked = opts.validate(options or {}, strict=True)
-    if primary_keys and "bucket" not in checked:
-        checked["bucket"] = "1"  # lakestore has no dynamic bucket mode: one fixed bucket by default
+    # Paimon's default: dynamic buckets for primary-key tables, bucket-unaware append tables
     checked.setdefault("bucket", "-1")
     checked.setdefault("file.format", "parquet")
     core = opts.CoreOptions(checked, has_primary_key=bool(primary_keys))
-    if primary_keys and core.bucket == -1:
-        raise OptionError("dynamic bucket mode (bucket = -1) for primary-key tables is not implemented yet")
+    if primary_keys and core.bucket == -1 and core.bucket_key:
+        raise OptionError("'bucket-key' needs a fixed bucket count (dynamic buckets hash the primary key)")
     for key in core.bucket_key:
         if key not in names:
             raise OptionError(f"bucket-key {key!r} is not a column")

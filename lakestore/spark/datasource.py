@@ -37,6 +37,7 @@ from lakestore.spark.source import (
     _columns_option,
     _read_snapshot,
     encode_filter,
+    needs_single_writer,
     open_table,
     table_options,
     typed_errors,
@@ -172,10 +173,11 @@ def writer_column(table: Table, tasks: int) -> Column:
 
 def distribute(df: DataFrame, table: Table, *, tasks: int | None = None) -> DataFrame:
     """``df`` repartitioned into ``tasks`` (default: the session's default parallelism) so each
-    (partition, bucket) of ``table`` is in one Spark partition; unchanged for bucket-unaware
-    tables, where any task may write anywhere. One shuffle; the hash runs in an Arrow UDF over the
-    partition and bucket keys only."""
-    if table.schema.core_options().bucket <= 0:
+    (partition, bucket) of ``table`` is in one Spark partition; for dynamic-bucket tables each
+    partition is in one Spark partition (its task assigns the buckets of the partition's keys);
+    unchanged for bucket-unaware append tables, where any task may write anywhere. One shuffle;
+    the hash runs in an Arrow UDF over the partition and bucket keys only."""
+    if not needs_single_writer(table):
         return df
     tasks = max(1, tasks or df.sparkSession.sparkContext.defaultParallelism)
     # An explicit partition count: adaptive execution keeps it (no coalescing into fewer writers).

@@ -348,9 +348,17 @@ def task_messages(messages: Sequence[WriterCommitMessage | None]) -> list[list[C
     return [[CommitMessage.from_bytes(b) for b in m.messages] for m in messages if isinstance(m, PaimonCommitMessage)]
 
 
+def needs_single_writer(table: Table) -> bool:
+    """Whether each bucket must be written by one task: fixed-bucket primary-key tables (a bucket's
+    sequence numbers come from one writer) and dynamic-bucket tables (a partition's keys are
+    assigned buckets by one writer, or two tasks could put one key in two buckets)."""
+    buckets = table.schema.core_options().bucket
+    return bool(table.primary_keys) or buckets > 0
+
+
 def check_single_writer(table: Table, per_task: list[list[CommitMessage]]) -> None:
-    """Refuse a fixed-bucket primary-key commit whose tasks wrote the same bucket."""
-    if not table.primary_keys or table.schema.core_options().bucket <= 0:
+    """Refuse a primary-key commit whose tasks wrote the same bucket."""
+    if not table.primary_keys:
         return
     owner: dict[tuple[bytes, int], int] = {}
     for task, messages in enumerate(per_task):

@@ -159,6 +159,33 @@ def partition_spec(schema: TableSchema, values: tuple[Any, ...]) -> PartitionSpe
     return PartitionSpec(values, encode_values(types, values), partition_path(schema.partition_keys, types, values, default_name=default))
 
 
+def partition_codes(data: pa.Table, partition_keys: Sequence[str]) -> np.ndarray:
+    """A number per row, equal for rows of the same partition (int64, vectorised)."""
+    group = np.zeros(data.num_rows, dtype=np.int64)
+    radix = 1
+    for name in partition_keys:
+        encoded = pc.dictionary_encode(data.column(name).combine_chunks(), null_encoding="encode")
+        group = group + np.asarray(encoded.indices, dtype=np.int64) * radix
+        radix *= len(encoded.dictionary)
+    return group
+
+
+def partition_groups(data: pa.Table, partition_keys: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], np.ndarray]]:
+    """(partition values, row positions in input order) of each partition in ``data``."""
+    if data.num_rows == 0:
+        return
+    if not partition_keys:
+        yield (), np.arange(data.num_rows)
+        return
+    codes = partition_codes(data, partition_keys)
+    order = np.argsort(codes, kind="stable")
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(codes[order])) + 1, [len(order)]])
+    for start, end in zip(starts[:-1], starts[1:], strict=True):
+        positions = order[start:end]
+        first = int(positions[0])
+        yield tuple(data.column(k)[first].as_py() for k in partition_keys), positions
+
+
 @dataclass(frozen=True)
 class Routed:
     """The rows of one (partition, bucket) of an input batch. ``positions`` is set when the
@@ -181,13 +208,8 @@ def split_by_partition_and_bucket(
     n = data.num_rows
     if n == 0:
         return
-    group = buckets.astype(np.int64)
     radix = int(buckets.max()) + 1 if n else 1
-    for name in partition_keys:
-        encoded = pc.dictionary_encode(data.column(name).combine_chunks(), null_encoding="encode")
-        codes = np.asarray(encoded.indices, dtype=np.int64)
-        group = group + codes * radix
-        radix *= len(encoded.dictionary)
+    group = buckets.astype(np.int64) + partition_codes(data, partition_keys) * radix
     keys = [data.column(c) for c in sort_columns]
     presort = bool(keys) and all(k.null_count == 0 and any(check(k.type) for check in NUMPY_SORTABLE) for k in keys)
     single = bool((group == group[0]).all())

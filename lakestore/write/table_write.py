@@ -3,24 +3,37 @@ and turns buffered data into CommitMessages."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeAlias
 
+import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import PartitionValueError
+from lakestore.format.hash_index import HASH_INDEX
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
+from lakestore.meta.index_manifest import IndexManifestEntry, read_index_manifest
 from lakestore.meta.manifest import DataFileMeta, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Compactor, MergeTreeBucketWriter
+from lakestore.write.dynamic_bucket import HashBucketAssigner, HashIndexMaintainer, IndexFileNames, key_hashes
 from lakestore.write.file_writer import DataFileWriter, FileTarget
-from lakestore.write.input import PartitionSpec, assign_buckets, conform, partition_spec, row_kinds, split_by_partition_and_bucket
+from lakestore.write.input import (
+    PartitionSpec,
+    assign_buckets,
+    conform,
+    partition_groups,
+    partition_spec,
+    row_kinds,
+    split_by_partition_and_bucket,
+)
 
 InputData: TypeAlias = "pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]"
 # Builds the compactor of one bucket: (partition values, bucket, the bucket's file writer).
@@ -60,6 +73,11 @@ class TableWrite:
         self._commits = 0
         self._existing = self._index_existing(manifests, base_snapshot)
         self._closed = False
+        self._dynamic: DynamicBuckets | None = None
+        if self.primary_key and self.options.bucket == -1:
+            index_manifest = base_snapshot.index_manifest if base_snapshot is not None else None
+            index = read_index_manifest(file_io, table_path, index_manifest) if index_manifest else []
+            self._dynamic = DynamicBuckets(file_io, table_path, schema, index, fresh=overwrite_partition is not None)
 
     @staticmethod
     def _index_existing(manifests: ManifestStore, snapshot: Snapshot | None) -> dict[tuple[bytes, int], list[DataFileMeta]]:
@@ -80,13 +98,21 @@ class TableWrite:
         kinds = row_kinds(rows, self.schema) if self.primary_key else None
         if kinds is not None:
             rows = rows.append_column("__kind", kinds)
-        buckets = assign_buckets(rows, self.schema)
+        if self._dynamic is not None:
+            hashes = key_hashes(self.schema, rows)
+            buckets = self._dynamic.assign(rows, hashes, self._partition)
+            rows = rows.append_column("__hash", pa.array(hashes))
+        else:
+            buckets = assign_buckets(rows, self.schema)
         # Primary-key rows are sorted by key in the same pass that groups them by bucket (unless a
         # sequence.field takes part in the order); append rows keep their input order.
         presort = list(self.schema.trimmed_primary_keys) if self.primary_key and not self.options.sequence_fields else []
         for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys, sort_columns=presort):
             writer = self._writer(routed.partition_values, routed.bucket)
             chunk = routed.rows
+            if self._dynamic is not None:
+                self._dynamic.maintainer(writer.partition, writer.bucket).add(chunk.column("__hash").to_numpy())
+                chunk = chunk.drop_columns(["__hash"])
             if isinstance(writer, MergeTreeBucketWriter):
                 chunk_kinds = chunk.column("__kind").combine_chunks()
                 writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds, arrival=routed.positions)
@@ -167,6 +193,8 @@ class TableWrite:
                 messages = list(pool.map(lambda w: w.prepare_commit(full_compaction=full), writers))
         else:
             messages = [w.prepare_commit(full_compaction=full) for w in writers]
+        if self._dynamic is not None:
+            messages = self._dynamic.attach_index_files(messages)
         return [m for m in messages if not m.is_empty]
 
     def abort(self) -> None:
@@ -179,6 +207,8 @@ class TableWrite:
             vectors = getattr(writer.compactor, "deletion_vectors", None)
             if vectors is not None:
                 vectors.delete_written()  # deletion-vector index files of prepared commits
+        if self._dynamic is not None:
+            self._dynamic.delete_written()
         self._writers.clear()
 
     def close(self) -> None:
@@ -203,3 +233,50 @@ def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:
         yield from pa.RecordBatchReader.from_stream(data)
     else:
         yield from data
+
+
+class DynamicBuckets:
+    """Dynamic bucket mode of one write: the bucket assigner and the hash index of every bucket
+    written (``lakestore/write/dynamic_bucket.py``)."""
+
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, index: list[IndexManifestEntry], *, fresh: bool) -> None:
+        self.file_io = file_io
+        self.table_path = table_path
+        self.schema = schema
+        # an overwrite starts the overwritten partitions' index afresh (their files all go)
+        self._index = [] if fresh else [e for e in index if e.index_file.index_type == HASH_INDEX]
+        self.assigner = HashBucketAssigner(
+            file_io, table_path, self._index, target_row_num=schema.core_options().dynamic_bucket_target_row_num
+        )
+        self._names = IndexFileNames()
+        self._maintainers: dict[tuple[bytes, int], HashIndexMaintainer] = {}
+
+    def assign(self, rows: pa.Table, hashes: np.ndarray, partition: Callable[[tuple[Any, ...]], PartitionSpec]) -> np.ndarray:
+        """The bucket of every row; ``partition`` resolves (and checks) a partition's values."""
+        buckets = np.empty(rows.num_rows, dtype=np.int32)
+        # positions stay in arrival order: it decides which new keys fill a bucket first
+        for values, positions in partition_groups(rows, self.schema.partition_keys):
+            buckets[positions] = self.assigner.assign(partition(values).binary, hashes[positions])
+        return buckets
+
+    def maintainer(self, partition: bytes, bucket: int) -> HashIndexMaintainer:
+        found = self._maintainers.get((partition, bucket))
+        if found is None:
+            restored = next((e.index_file for e in self._index if e.partition == partition and e.bucket == bucket), None)
+            found = self._maintainers[(partition, bucket)] = HashIndexMaintainer(self.file_io, self.table_path, restored, self._names)
+        return found
+
+    def attach_index_files(self, messages: list[CommitMessage]) -> list[CommitMessage]:
+        """Each bucket's message carries its new hash index file (and the file it replaces)."""
+        out = []
+        for m in messages:
+            maintainer = self._maintainers.get((m.partition, m.bucket))
+            if maintainer is not None:
+                new, retired = maintainer.prepare_commit()
+                m = dataclasses.replace(m, new_index_files=m.new_index_files + new, deleted_index_files=m.deleted_index_files + retired)
+            out.append(m)
+        return out
+
+    def delete_written(self) -> None:
+        for maintainer in self._maintainers.values():
+            maintainer.delete_written()

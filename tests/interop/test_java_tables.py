@@ -125,15 +125,6 @@ def test_branches_both_ways(java, catalog, warehouse):
     same_rows(java.read(warehouse, "db.t$branch_dev"), catalog.get_table("db.t$branch_dev").to_arrow(), ["id"])
 
 
-def test_java_dynamic_bucket_table_is_refused_and_left_intact(java, catalog, warehouse):
-    java.create_table(warehouse, "db.t", PK, primary_keys=["id"])  # no bucket: Paimon's -1
-    table = catalog.get_table("db.t")
-    with pytest.raises(UnsupportedTableError, match="dynamic bucket"):
-        table.write_arrow(pk_rows([1], "l"))
-    assert table.latest_snapshot() is None
-    assert java.read(warehouse, "db.t").num_rows == 0
-
-
 def test_java_table_with_a_file_index_is_read_and_written(java, catalog, warehouse):
     options = {"bucket": "1", "file-index.bloom-filter.columns": "v"}
     java.create_table(warehouse, "db.t", PK, primary_keys=["id"], options=options)

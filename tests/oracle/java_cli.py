@@ -84,8 +84,17 @@ def write(req: dict[str, Any]) -> dict[str, Any]:
     if req.get("overwrite") is not None:
         builder = builder.withOverwrite(_java_map(req["overwrite"]))
     j_write = builder.newWrite().withIOManager(jvm.org.apache.paimon.disk.IOManager.create(tempfile.mkdtemp(prefix="java-oracle-io-")))
-    writer = BatchTableWrite(j_write, builder.rowType())
     data = _read_ipc(req["data_path"])
+    if str(j_table.bucketMode().toString()) == "HASH_DYNAMIC":
+        # Paimon's batch row writer cannot pick dynamic buckets: assign them as its Flink and
+        # Spark sinks do (HashBucketAssigner over the index) and write row by row.
+        _write_dynamic(j_table, j_write, data)
+        commit = builder.newCommit()
+        commit.commit(j_write.prepareCommit())
+        commit.close()
+        j_write.close()
+        return {"snapshot_id": _latest_snapshot_id(j_table)}
+    writer = BatchTableWrite(j_write, builder.rowType())
     if data.num_rows:
         writer.write_arrow(data.select(list(writer._arrow_schema.names)).cast(writer._arrow_schema))
     messages = writer.prepare_commit()
@@ -94,6 +103,48 @@ def write(req: dict[str, Any]) -> dict[str, Any]:
     commit.close()
     writer.close()
     return {"snapshot_id": _latest_snapshot_id(j_table)}
+
+
+def _write_dynamic(j_table: Any, j_write: Any, data: pa.Table) -> None:
+    jvm = _jvm()
+    index = jvm.org.apache.paimon.index
+    assigner = index.HashBucketAssigner(
+        j_table.snapshotManager(),
+        "java-oracle",
+        j_table.store().newIndexFileHandler(),
+        1,
+        1,
+        0,
+        j_table.coreOptions().dynamicBucketTargetRowNum(),
+    )
+    extractor = jvm.org.apache.paimon.table.sink.RowPartitionKeyExtractor(j_table.schema())
+    fields = [(f.name(), str(f.type().getTypeRoot().toString())) for f in j_table.rowType().getFields()]
+    for record in data.select([name for name, _ in fields]).to_pylist():
+        row = _binary_row(jvm, fields, record)
+        bucket = assigner.assign(extractor.partition(row), extractor.trimmedPrimaryKey(row).hashCode())
+        j_write.write(row, bucket)
+
+
+def _binary_row(jvm: Any, fields: list[tuple[str, str]], record: dict[str, Any]) -> Any:
+    data = jvm.org.apache.paimon.data
+    row = data.BinaryRow(len(fields))
+    writer = data.BinaryRowWriter(row)
+    for i, (name, root) in enumerate(fields):
+        value = record[name]
+        if value is None:
+            writer.setNullAt(i)
+        elif root in ("BIGINT",):
+            writer.writeLong(i, int(value))
+        elif root in ("INTEGER", "DATE"):
+            writer.writeInt(i, int(value))
+        elif root == "DOUBLE":
+            writer.writeDouble(i, float(value))
+        elif root in ("VARCHAR", "CHAR"):
+            writer.writeString(i, data.BinaryString.fromString(value))
+        else:
+            raise ValueError(f"the dynamic-bucket oracle writer does not handle {root} columns")
+    writer.complete()
+    return row
 
 
 def compact(req: dict[str, Any]) -> dict[str, Any]:

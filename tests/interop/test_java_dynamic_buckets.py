@@ -1,0 +1,142 @@
+"""Dynamic bucket mode (``bucket = -1`` with a primary key) against Paimon Java 0.9: the same
+writes give the same bucket of every key and the same hash index files in both engines, each
+engine continues the other's index, and overwrites and compactions keep keys unique."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore.errors import UnsupportedTableError
+from tests.interop.conftest import same_rows
+
+SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+OPTIONS = {"dynamic-bucket.target-row-num": "4"}
+
+
+def rows(dt: str, ids: list[int], tag: str) -> pa.Table:
+    return pa.table({"dt": [dt] * len(ids), "id": ids, "v": [f"{tag}{i}" for i in ids]}, schema=SCHEMA)
+
+
+def layout(table_path: str) -> dict[tuple[bytes, int], list[int]]:
+    """(partition, bucket) -> sorted key hashes, from the latest snapshot's index manifest."""
+    table = lakestore.Table.from_path(table_path)
+    snapshot = table.latest_snapshot()
+    assert snapshot is not None and snapshot.index_manifest
+    out: dict[tuple[bytes, int], list[int]] = {}
+    with open(Path(table_path) / "manifest" / snapshot.index_manifest, "rb") as f:
+        for entry in fastavro.reader(f):
+            assert entry["_INDEX_TYPE"] == "HASH"
+            data = (Path(table_path) / "index" / entry["_FILE_NAME"]).read_bytes()
+            assert entry["_ROW_COUNT"] == len(data) // 4
+            out[(entry["_PARTITION"], entry["_BUCKET"])] = sorted(np.frombuffer(data, ">i4").tolist())
+    return out
+
+
+def buckets_of_keys(table_path: str) -> dict[tuple[str, int], list[int]]:
+    """(dt, id) -> the buckets whose live files hold the key (a unique key has one)."""
+    table = lakestore.Table.from_path(table_path)
+    where: dict[tuple[str, int], set[int]] = defaultdict(set)
+    for split in table.plan():
+        for f in split.files:
+            data = table.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
+            for dt, key in zip(data["dt"].to_pylist(), data["id"].to_pylist(), strict=True):
+                where[(dt, key)].add(split.bucket)
+    return {k: sorted(v) for k, v in where.items()}
+
+
+def upserted(*batches: pa.Table) -> pa.Table:
+    """The rows a deduplicate table holds after ``batches``: the last version of each key."""
+    latest: dict[tuple[str, int], dict] = {}
+    for batch in batches:
+        for row in batch.to_pylist():
+            latest[(row["dt"], row["id"])] = row
+    return pa.Table.from_pylist(list(latest.values()), schema=SCHEMA)
+
+
+BATCHES = [
+    rows("a", list(range(10)), "x"),
+    pa.concat_tables([rows("a", [3, 11, 12], "y"), rows("b", [1, 2, 3, 4, 5], "y")]),
+    pa.concat_tables([rows("b", [5, 6, 7, 8, 9, 10], "z"), rows("a", [13, 0], "z")]),
+]
+
+
+def test_same_writes_give_the_same_buckets_and_index_files(java, catalog, warehouse):
+    ours = catalog.create_table("db.ours", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    java.create_table(warehouse, "db.java", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    theirs = catalog.get_table("db.java")
+    for batch in BATCHES:
+        ours.write_arrow(batch)
+        java.write(warehouse, "db.java", batch)
+        assert layout(ours.path) == layout(theirs.path)
+    assert buckets_of_keys(ours.path) == buckets_of_keys(theirs.path)
+    assert all(len(b) == 1 for b in buckets_of_keys(ours.path).values())
+    same_rows(java.read(warehouse, "db.ours"), ours.to_arrow(), ["dt", "id"])
+    same_rows(theirs.to_arrow(), ours.to_arrow(), ["dt", "id"])
+
+
+@pytest.mark.parametrize("first", ["lakestore", "java"])
+def test_each_engine_continues_the_others_index(java, catalog, warehouse, first):
+    java.create_table(warehouse, "db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    java.create_table(warehouse, "db.ref", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    table = catalog.get_table("db.t")
+    for i, batch in enumerate(BATCHES):
+        if (i % 2 == 0) == (first == "lakestore"):
+            table.write_arrow(batch)
+        else:
+            java.write(warehouse, "db.t", batch)
+        java.write(warehouse, "db.ref", batch)  # Java alone, for reference
+    assert layout(table.path) == layout(catalog.get_table("db.ref").path)
+    expected = catalog.get_table("db.ref").to_arrow()
+    same_rows(table.to_arrow(), expected, ["dt", "id"])
+    same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+
+
+def test_compactions_by_either_engine_keep_keys_unique(java, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    for batch in BATCHES:
+        table.write_arrow(batch)
+    table.compact(full=True)
+    java.write(warehouse, "db.t", rows("a", [1, 20], "j"))
+    java.compact(warehouse, "db.t")
+    table.write_arrow(rows("a", [20, 21], "l"))
+    expected = upserted(*BATCHES, rows("a", [1, 20], "j"), rows("a", [20, 21], "l"))
+    same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+    same_rows(table.to_arrow(), expected, ["dt", "id"])
+    assert all(len(b) == 1 for b in buckets_of_keys(table.path).values())
+
+
+def test_partition_overwrite_starts_that_partitions_index_afresh(java, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    table.write_arrow(pa.concat_tables([rows("a", list(range(10)), "x"), rows("b", [1, 2], "x")]))
+    table.write_arrow(rows("a", [100, 101], "o"), overwrite={"dt": "a"})
+    index = layout(table.path)
+    a_hashes = [h for (partition, _), hashes in index.items() for h in hashes if partition != _partition_of(index, table, "b")]
+    assert len(a_hashes) == 2  # only the overwriting keys remain indexed in dt=a
+    java.write(warehouse, "db.t", rows("a", [1, 100], "j"))
+    expected = pa.concat_tables([rows("a", [101], "o"), rows("a", [1, 100], "j"), rows("b", [1, 2], "x")])
+    same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+    same_rows(table.to_arrow(), expected, ["dt", "id"])
+    assert all(len(b) == 1 for b in buckets_of_keys(table.path).values())
+
+
+def _partition_of(index: dict[tuple[bytes, int], list[int]], table: lakestore.Table, dt: str) -> bytes:
+    b_buckets = [split.partition for split in table.plan() if split.partition_values == (dt,)]
+    return b_buckets[0]
+
+
+def test_cross_partition_upsert_tables_are_refused_by_name(java, catalog, warehouse):
+    # primary key without the partition key: Paimon's global index over all partitions
+    java.create_table(warehouse, "db.t", SCHEMA, primary_keys=["id"], partition_keys=["dt"])
+    table = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedTableError, match="cross-partition") as info:
+        table.write_arrow(rows("b", [1], "l"))
+    assert info.value.options == ("bucket",)
+    assert table.latest_snapshot() is None
+    assert not list(Path(table.path).glob("dt=*"))
