@@ -26,7 +26,7 @@ from lakestore.lifecycle.tags import Tag, TagManager
 from lakestore.lifecycle.time_travel import resolve, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
-from lakestore.meta.file_info import FileInfo, delta_files, live_files
+from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.kinds import CommitKind, StreamStart
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import parse_duration_ms
@@ -137,7 +137,7 @@ class Table:
     ) -> BucketCompactor:
         vectors = deletion_vectors_of(self.file_io, self.path, self.schema, base, partition_values=partition_values, bucket=bucket)
         if vectors is not None and overwrite:
-            vectors.clear()  # the overwritten files go, and their vectors with them
+            vectors.forget_restored()  # the overwritten files go, and their vectors with them
         return BucketCompactor(
             self.file_io,
             self.path,
@@ -381,6 +381,11 @@ class Table:
     def delta_files(self, snapshot: Snapshot) -> list[FileInfo]:
         """The data files a snapshot added (``kind="ADD"``) and removed (``"DELETE"``)."""
         return delta_files(self._manifests, self.schema, snapshot)
+
+    def index_files(self, snapshot: Snapshot | None = None) -> list[IndexFileInfo]:
+        """The index files of ``snapshot`` (default: the latest): the key hash index of every
+        bucket of a dynamic-bucket table, the deletion vectors of a deletion-vector table."""
+        return index_files(self.file_io, self.path, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
 
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
