@@ -147,6 +147,24 @@ def cmd_files(args: argparse.Namespace) -> Any:
     return [shape[k] for k in sorted(shape)]
 
 
+def cmd_index_files(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    snapshot = table.resolve_snapshot(args.snapshot, args.tag)
+    return [
+        {
+            "partition": f.partition_path or "/",
+            "bucket": f.bucket,
+            "type": f.index_type,
+            "file": f.file_name,
+            "rows": f.rows,
+            "bytes": f.bytes,
+        }
+        for f in sorted(
+            table.index_files(snapshot) if snapshot is not None else [], key=lambda f: (f.partition_path, f.bucket, f.index_type)
+        )
+    ]
+
+
 def cmd_tags(args: argparse.Namespace) -> Any:
     return [
         {
@@ -368,6 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag")
     add("snapshots", cmd_snapshots, "retained snapshots")
     p = add("files", cmd_files, "live files per partition, bucket and level (the LSM shape)")
+    p.add_argument("--snapshot", type=int)
+    p.add_argument("--tag")
+    p = add("index-files", cmd_index_files, "index files per partition and bucket: key hashes of dynamic buckets, deletion vectors")
     p.add_argument("--snapshot", type=int)
     p.add_argument("--tag")
     add("tags", cmd_tags, "tags")

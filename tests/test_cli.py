@@ -55,6 +55,24 @@ def test_files_shows_lsm_shape(warehouse, capsys):
     assert sum(r["rows"] for r in shape if r["partition"] == "dt=a") == 3
 
 
+def test_index_files_of_a_dynamic_bucket_table(tmp_path, capsys):
+    wh = str(tmp_path / "wh")
+    catalog = lakestore.Catalog(wh)
+    catalog.create_database("db")
+    table = catalog.create_table(
+        "db.d", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"dynamic-bucket.target-row-num": "2"}
+    )
+    table.write_arrow(pa.table({"dt": ["a", "a", "a", "b"], "id": [1, 2, 3, 4], "v": [1.0, 2.0, 3.0, 4.0]}, schema=SCHEMA))
+    code, index = run_json(capsys, "-w", wh, "index-files", "db.d")
+    assert code == 0
+    assert [(r["partition"], r["bucket"], r["type"], r["rows"]) for r in index] == [
+        ("dt=a", 0, "HASH", 2),
+        ("dt=a", 1, "HASH", 1),
+        ("dt=b", 0, "HASH", 1),
+    ]
+    assert all(r["bytes"] == 4 * r["rows"] for r in index)
+
+
 def test_tag_expire_rollback_orphans(warehouse, capsys):
     assert run_json(capsys, "-w", warehouse, "create-tag", "db.t", "v1", "--snapshot", "1") == (0, {"tag": "v1", "snapshot_id": 1})
     code, tags = run_json(capsys, "-w", warehouse, "tags", "db.t")
