@@ -126,9 +126,12 @@ def stage_lineitem(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
         source.append_column("dt", pc.cast(pa.array(order_day.astype("datetime64[D]")), pa.string()))
         .append_column("_op", pa.array(np.full(source.num_rows, "+I", dtype=object), pa.string()))
         .append_column("_seq", pa.array(order_day.astype(np.int64)))
-        .select(LINEITEM_SCHEMA.names)
-        .cast(LINEITEM_SCHEMA)
     )
+    for field in LINEITEM_SCHEMA:  # ROW columns of the table nest dbgen's l_<name> columns
+        if field.name not in rows.column_names and pa.types.is_struct(field.type):
+            children = [field.type.field(i).name for i in range(field.type.num_fields)]
+            rows = rows.append_column(field.name, pc.make_struct(*[rows[f"l_{c}"] for c in children], field_names=children))
+    rows = rows.select(LINEITEM_SCHEMA.names).cast(LINEITEM_SCHEMA)
     del source
     loaded = time.time()
     resource = LakestoreResource(warehouse=spec["warehouse"])
@@ -293,46 +296,67 @@ def _fmt_rate(value: Any) -> str:
     return f"{value:,.0f}" if isinstance(value, (int, float)) and value else "-"
 
 
-def markdown(args: argparse.Namespace, results: dict[str, dict[str, Any]], load: tuple[list[float], list[float]], seconds: float) -> str:
+def _load(values: list[float]) -> str:
+    return " / ".join(f"{x:.2f}" for x in values)
+
+
+def stage_section(stage: str, out: dict[str, Any], command: str) -> list[str]:
+    lines = [
+        f"## {stage}",
+        "",
+        f"Ran {out.get('ran_at', '?')} by `{command}`; load average (1/5/15 min) before {_load(out.get('load_before', []))},"
+        f" after {_load(out.get('load_after', []))}.",
+        "",
+    ]
+    if "error" in out:
+        return lines + [f"Failed after {out['process_seconds']:.0f} s:", "", "```", out["error"][-1500:], "```", ""]
+    lines += ["| step | wall s | rows | rows/s | peak RSS MiB |", "|---|---|---|---|---|"]
+    for s in out.get("jobs", []) + out["stages"]:
+        ok = "" if s.get("success", True) else " (FAILED)"
+        cells = (f"{s['name']}{ok}", f"{s['seconds']:.1f}", _fmt_rows(s["rows"]), _fmt_rate(s["rows_per_s"]), _mib(s["peak_rss_kib"]))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"- process wall time (spawn to exit): {out['process_seconds']:.1f} s;"
+        f" peak RSS of the process tree: {_mib(out['process_peak_rss_kib'])} MiB",
+    ]
+    for k, v in out.get("facts", {}).items():
+        lines.append(f"- {k}: {v if not isinstance(v, int) else f'{v:,}'}")
+    if "rows" in out:
+        lines.append("- TPC-H rows: " + ", ".join(f"{k} {v:,}" for k, v in out["rows"].items()))
+    return lines + [""]
+
+
+def markdown(args: argparse.Namespace, results: dict[str, dict[str, Any]], previous: str | None = None) -> str:
+    """The report; sections of stages not run this time are kept from ``previous`` (the old report)."""
     from bench.report import machine  # noqa: PLC0415
 
+    command = f"python -m bench.sf1 {' '.join(args.argv)}".strip()
+    kept: dict[str, str] = {}
+    for part in (previous or "").split("\n## ")[1:]:
+        name = part.split("\n", 1)[0].strip()
+        if name in STAGES and name not in results:
+            kept[name] = "## " + part.rstrip("\n") + "\n"
     lines = [
         "# lakestore scale benchmark (TPC-H)",
         "",
-        f"Generated {dt.datetime.now().isoformat(timespec='seconds')} by `python -m bench.sf1 {' '.join(args.argv)}` in {seconds:.0f} s:"
-        f" scale factor {args.scale_factor:g}, stages {', '.join(results)}; pipeline days {args.start} + {args.days}.",
-        "Each stage ran once, in its own fresh process (first run in that process: no warm-up). Peak RSS is the stage's",
-        "process tree (Python plus the Spark JVM when it runs), sampled every 100 ms. The machine is shared: absolute times are noisy.",
+        f"Updated {dt.datetime.now().isoformat(timespec='seconds')}. Every stage runs once, in its own fresh process (its",
+        "first run in that process: no warm-up), and says which command ran it and the load average around it. Peak RSS",
+        "is that of the stage's process tree (Python plus the Spark JVM when it runs), sampled every 100 ms. The machine",
+        "is shared: absolute times are noisy.",
         "",
         "## Machine",
         "",
         "|  |  |",
         "|---|---|",
         *[f"| {k} | {v} |" for k, v in machine() if not k.startswith("load average")],
-        f"| load average at start (1/5/15 min) | {' / '.join(f'{x:.2f}' for x in load[0])} |",
-        f"| load average at end (1/5/15 min) | {' / '.join(f'{x:.2f}' for x in load[1])} |",
         "",
     ]
-    for stage, out in results.items():
-        lines += [f"## {stage}", ""]
-        if "error" in out:
-            lines += [f"Failed after {out['process_seconds']:.0f} s:", "", "```", out["error"][-1500:], "```", ""]
-            continue
-        lines += ["| step | wall s | rows | rows/s | peak RSS MiB |", "|---|---|---|---|---|"]
-        for s in out.get("jobs", []) + out["stages"]:
-            ok = "" if s.get("success", True) else " (FAILED)"
-            cells = (f"{s['name']}{ok}", f"{s['seconds']:.1f}", _fmt_rows(s["rows"]), _fmt_rate(s["rows_per_s"]), _mib(s["peak_rss_kib"]))
-            lines.append("| " + " | ".join(cells) + " |")
-        lines += [
-            "",
-            f"- process wall time (spawn to exit): {out['process_seconds']:.1f} s;"
-            f" peak RSS of the process tree: {_mib(out['process_peak_rss_kib'])} MiB",
-        ]
-        for k, v in out.get("facts", {}).items():
-            lines.append(f"- {k}: {v if not isinstance(v, int) else f'{v:,}'}")
-        if "rows" in out:
-            lines.append("- TPC-H rows: " + ", ".join(f"{k} {v:,}" for k, v in out["rows"].items()))
-        lines.append("")
+    for stage in STAGES:
+        if stage in results:
+            lines += stage_section(stage, results[stage], command)
+        elif stage in kept:
+            lines += [kept[stage]]
     return "\n".join(lines)
 
 
@@ -363,8 +387,6 @@ def main(argv: list[str] | None = None) -> int:
     workdir = (args.workdir or Path(tempfile.mkdtemp(prefix="lakestore-sf1-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     landing = workdir / "landing"  # shared: the TPC-H cache is generated once
-    load_start = list(os.getloadavg())
-    started = time.time()
     results: dict[str, dict[str, Any]] = {}
     try:
         for stage in stages:
@@ -378,8 +400,10 @@ def main(argv: list[str] | None = None) -> int:
                 "workdir": str(workdir),
             }
             print(f"sf1 bench: stage {stage} ...", flush=True)
-            results[stage] = run_stage(stage, spec, args.timeout)
-            out = results[stage]
+            load_before, ran_at = list(os.getloadavg()), dt.datetime.now().isoformat(timespec="seconds")
+            out = run_stage(stage, spec, args.timeout)
+            out.update(load_before=load_before, load_after=list(os.getloadavg()), ran_at=ran_at)
+            results[stage] = out
             if "error" in out:
                 print(f"  FAILED: {out['error'][-600:]}", flush=True)
             else:
@@ -393,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
             import shutil  # noqa: PLC0415
 
             shutil.rmtree(workdir, ignore_errors=True)
-    args.report.write_text(markdown(args, results, (load_start, list(os.getloadavg())), time.time() - started))
+    previous = args.report.read_text() if args.report.exists() else None
+    args.report.write_text(markdown(args, results, previous))
     print(f"report written to {args.report}")
     return 0 if all("error" not in r for r in results.values()) else 1
 

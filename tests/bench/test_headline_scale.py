@@ -62,15 +62,19 @@ def test_process_tree_rss_and_markdown(tmp_path: Path) -> None:
         "    import time; time.sleep(0.1)\n"
         "stage = sf1._stage('write', 0.0, 1e12, 10, s)\n"
         "args = sf1.parse_args(['--scale-factor', '0.01', '--days', '2'])\n"
+        "old = '# r\\n\\n## generate\\n\\nkept section\\n\\n## lineitem\\n\\nstale\\n'\n"
         "md = sf1.markdown(args, {'lineitem': {'stages': [stage], 'process_seconds': 1.0, 'process_peak_rss_kib': stage['peak_rss_kib'],"
-        " 'facts': {'rows written': 10}}}, ([0.5, 0.4, 0.3], [0.6, 0.5, 0.4]), 2.0)\n"
+        " 'facts': {'rows written': 10}, 'load_before': [0.5, 0.4, 0.3], 'load_after': [0.6, 0.5, 0.4]}}, old)\n"
         "print(json.dumps([rss, stage['peak_rss_kib'], md]))\n"
     )
     rss, peak, md = json.loads(out.strip().splitlines()[-1])
     assert rss > 0
     assert peak >= rss + 60 * 1024  # the 64 MiB buffer was seen by the sampler
-    assert "| write | " in md and "load average at start (1/5/15 min) | 0.50 / 0.40 / 0.30" in md
+    assert "| write | " in md and "before 0.50 / 0.40 / 0.30, after 0.60 / 0.50 / 0.40" in md
     assert "rows written: 10" in md
+    # a stage not run this time keeps its section from the previous report; the one run is replaced
+    assert "kept section" in md and "stale" not in md
+    assert md.index("## generate") < md.index("## lineitem")
 
 
 @pytest.mark.slow
