@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
@@ -275,15 +275,66 @@ class Table:
         tag: str | None = None,
         timestamp_ms: int | None = None,
         watermark: int | None = None,
+        limit: int | None = None,
     ) -> pa.Table:  # noqa: A002
         """The table's rows (merge-on-read). ``snapshot_id``, ``tag``, ``timestamp_ms`` (the last
         snapshot committed by then) or ``watermark`` (the first snapshot whose watermark reached
         it, Paimon's ``scan.watermark``) travel back in time, reading with the schema that
-        snapshot was written with."""
+        snapshot was written with. ``limit``: at most this many rows (the first ones in read
+        order); reading stops once they are there."""
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
-        return self._read(snapshot, schema, columns, filter)
+        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
+        return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
 
-    def _read(self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None) -> pa.Table:  # noqa: A002
+    def to_batches(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Predicate | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+        watermark: int | None = None,
+        limit: int | None = None,
+        batch_size: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:  # noqa: A002
+        """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
+        batches, read split by split: memory holds a few splits' (or data files') rows at a
+        time, whatever the table's size. ``batch_size``: at most this many rows per batch."""
+        reader = self.to_arrow_batch_reader(
+            columns=columns,
+            filter=filter,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            timestamp_ms=timestamp_ms,
+            watermark=watermark,
+            limit=limit,
+            batch_size=batch_size,
+        )
+        return iter(reader)
+
+    def to_arrow_batch_reader(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Predicate | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+        watermark: int | None = None,
+        limit: int | None = None,
+        batch_size: int | None = None,
+    ) -> pa.RecordBatchReader:  # noqa: A002
+        """``to_batches`` as a ``pyarrow.RecordBatchReader`` (for DuckDB, Polars, IPC writers)."""
+        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
+        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
+        tables = self.split_reader(schema).iter_tables(splits, selected, filter, limit=limit)
+        batches = (b for t in tables for b in t.cast(arrow_schema).to_batches(max_chunksize=batch_size))
+        return pa.RecordBatchReader.from_batches(arrow_schema, batches)
+
+    def _read_plan(
+        self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None
+    ) -> tuple[list[str], list[Split], pa.Schema]:  # noqa: A002
         selected = self._columns(columns, schema)
         if filter is not None:
             unknown = [c for c in filter.columns() if c not in schema.field_names]
@@ -291,7 +342,10 @@ class Table:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
         splits = ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
         full = schema.arrow_schema()
-        arrow_schema = pa.schema([full.field(c) for c in selected])
+        return selected, splits, pa.schema([full.field(c) for c in selected])
+
+    def _read(self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None) -> pa.Table:  # noqa: A002
+        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema)
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:

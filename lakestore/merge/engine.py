@@ -18,7 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import MergeEngineError
-from lakestore.format.arrow_ops import group_last, group_starts
+from lakestore.format.arrow_ops import as_numpy, group_last, group_starts
+from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.format.kv import DELETE, UPDATE_BEFORE, VALUE_KIND
 
 
@@ -48,7 +49,7 @@ class Groups:
 
 
 def _is_retract(kinds: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    values = np.asarray(kinds.to_numpy(), dtype=np.int8)
+    values = as_numpy(kinds) if kinds.null_count == 0 else np.asarray(kinds.to_numpy(), dtype=np.int8)
     return (values == UPDATE_BEFORE) | (values == DELETE)
 
 
@@ -60,7 +61,7 @@ def drop_retracts(rows: pa.Table) -> pa.Table:
     if rows.num_rows == 0:
         return rows
     mask = retract_mask(rows)
-    return rows.filter(pa.array(~mask)) if mask.any() else rows
+    return rows.filter(arrow_mask(~mask)) if mask.any() else rows
 
 
 def retract_count(kinds: pa.Array | pa.ChunkedArray) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.format.deletion_vector import decode_vector, deletion_mask
 from lakestore.io.fileio import FileIO
 from lakestore.meta.index_manifest import ADD, DELETION_VECTORS_INDEX, INDEX_DIR, read_index_manifest
@@ -103,4 +104,4 @@ def apply_vector(table: pa.Table, positions: np.ndarray | None) -> pa.Table:
     """The rows of one whole data file (in file order) whose positions are not deleted."""
     if positions is None or not len(positions):
         return table
-    return table.filter(pa.array(~deletion_mask(positions, table.num_rows)))
+    return table.filter(arrow_mask(~deletion_mask(positions, table.num_rows)))

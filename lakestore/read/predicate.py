@@ -236,3 +236,24 @@ def apply_filter(table: pa.Table, predicate: Predicate | None) -> pa.Table:
     except pa.ArrowNotImplementedError as exc:
         # e.g. comparing a nested (ARRAY, MAP, ROW) column with a value: only null checks apply.
         raise SchemaMismatchError(f"filter on {sorted(predicate.columns())} cannot be evaluated: {exc}") from exc
+
+
+def conjuncts(predicate: Predicate) -> list[Predicate]:
+    """The terms of a conjunction (the predicate itself when it is not an ``And``)."""
+    if isinstance(predicate, And):
+        return conjuncts(predicate.left) + conjuncts(predicate.right)
+    return [predicate]
+
+
+def restrict(predicate: Predicate | None, columns: set[str]) -> Predicate | None:
+    """The conjunction of the terms of ``predicate`` that name only ``columns`` (None if none):
+    implied by ``predicate``, so rows it rejects are rejected by ``predicate`` too."""
+    if predicate is None:
+        return None
+    terms = [t for t in conjuncts(predicate) if t.columns() <= columns]
+    if not terms:
+        return None
+    out = terms[0]
+    for t in terms[1:]:
+        out = And(out, t)
+    return out

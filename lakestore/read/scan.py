@@ -1,9 +1,10 @@
 """Scan planning: from a snapshot's manifests to splits, one per (partition, bucket), pruned by
-partition values and file statistics."""
+partition values, buckets (a predicate pinning a fixed-bucket table's bucket key) and file
+statistics."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from lakestore.meta.file_scan import live_entries
 from lakestore.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore, SimpleStats
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.bucket_prune import bucket_filter
 from lakestore.read.deletion_vectors import DeletionFile, deletion_files, read_index_files
 from lakestore.read.predicate import Predicate, Stats
 
@@ -104,7 +106,11 @@ class ScanPlanner:
         entry_filter = None
         if predicate is not None:
             manifest_filter = lambda m: self._manifest_may_match(predicate, m)  # noqa: E731
-            entry_filter = lambda e: self._partition_may_match(predicate, e)  # noqa: E731
+            buckets = self._bucket_filter(predicate)
+            if buckets is None:
+                entry_filter = lambda e: self._partition_may_match(predicate, e)  # noqa: E731
+            else:
+                entry_filter = lambda e: _in_buckets(buckets, e) and self._partition_may_match(predicate, e)  # noqa: E731
         entries = live_entries(self.manifests, snapshot, manifest_filter=manifest_filter, entry_filter=entry_filter)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for entry in entries:
@@ -133,9 +139,19 @@ class ScanPlanner:
         splits.sort(key=lambda s: (s.partition, s.bucket))
         return splits
 
+    def _bucket_filter(self, predicate: Predicate) -> Callable[[int], set[int]] | None:
+        if self.schema.core_options().bucket <= 0:
+            return None  # dynamic or postponed buckets: a key's bucket is not a function of it
+        keys = list(self.schema.bucket_keys)
+        return bucket_filter(predicate, keys, self.schema.types_of(keys))
+
     def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
         table_path = self.manifests.manifest_dir.rsplit("/", 1)[0]
         return deletion_files(read_index_files(self.manifests.file_io, table_path, snapshot))
+
+
+def _in_buckets(buckets: Callable[[int], set[int]], entry: ManifestEntry) -> bool:
+    return entry.total_buckets <= 0 or entry.bucket in buckets(entry.total_buckets)
 
 
 def _bucket_deletion_files(vectors: dict[str, DeletionFile] | None, files: Sequence[DataFileMeta]) -> tuple[tuple[str, DeletionFile], ...]:

@@ -1,18 +1,24 @@
 """Reading splits: raw concatenation when Paimon's rule allows, else merge-on-read of the sorted
-runs with the table's merge engine. Splits are read in parallel threads (Arrow and NumPy release
-the GIL)."""
+runs with the table's merge engine.
+
+A split is read in pieces: one per data file where the files' rows are final (append tables,
+raw-convertible splits), the whole split where runs merge or deletion vectors apply. Pieces are
+read in parallel threads (Arrow and NumPy release the GIL); streaming keeps only a few pieces in
+memory at a time."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.arrow_ops import group_last, group_starts, sort_indices
+from lakestore.format.arrow_ops import as_numpy, group_last, group_starts, indices, sort_indices, sort_order
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.io.fileio import FileIO
@@ -20,9 +26,23 @@ from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.deletion_vectors import apply_vector, read_vectors
-from lakestore.read.predicate import Predicate, apply_filter
+from lakestore.read.parquet_read import ReadCounters
+from lakestore.read.predicate import Predicate, apply_filter, restrict
 from lakestore.read.scan import Split
 from lakestore.read.schema_evolution import read_as_schema
+
+# Partition column types filled from the split's partition values instead of read from every
+# file (the value is the same on every row of a split, and decoding it costs as much as a column).
+_CONSTANT_TYPES = (pa.types.is_integer, pa.types.is_string)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A unit of reading: one data file of a split whose rows are final, or (``file`` None) the
+    whole split."""
+
+    split: Split
+    file: DataFileMeta | None = None
 
 
 class SplitReader:
@@ -40,6 +60,17 @@ class SplitReader:
         self.partition_types = schema.types_of(schema.partition_keys)
         # Filters on these columns are exact per file: every version of a key shares them.
         self._key_and_partition = set(schema.primary_keys) | set(schema.partition_keys)
+        # Engines that keep one input row per key need neither _SEQUENCE_NUMBER (files are read
+        # oldest first) nor the full sort of all columns.
+        empty = np.zeros(0, dtype=np.int64)
+        self._single_row = self.merge_engine is not None and self.merge_engine.pick(empty, empty) is not None
+        arrow = schema.arrow_schema()
+        self._constants = {
+            name: (i, arrow.field(name).type)
+            for i, name in enumerate(schema.partition_keys)
+            if name not in self.sequence_fields and any(check(arrow.field(name).type) for check in _CONSTANT_TYPES)
+        }
+        self.counters = ReadCounters()
 
     def file_path(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta) -> str:
         if f.external_path:
@@ -55,69 +86,196 @@ class SplitReader:
         """One data or changelog file as the current schema (plus ``_SEQUENCE_NUMBER`` and
         ``_VALUE_KIND`` when ``system``)."""
         wanted = list(columns) + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])
-        return read_as_schema(self.file_io, self.file_path(partition_values, bucket, f), f, self.schema, self.schemas, wanted)
+        return read_as_schema(
+            self.file_io, self.file_path(partition_values, bucket, f), f, self.schema, self.schemas, wanted, counters=self.counters
+        )
 
-    def _read_file(self, split: Split, f: DataFileMeta, columns: Sequence[str], system: bool) -> pa.Table:
-        return self.read_file(split.partition_values, split.bucket, f, columns, system=system)
+    def _read_file(
+        self,
+        split: Split,
+        f: DataFileMeta,
+        columns: Sequence[str],
+        system: Sequence[str],
+        *,
+        prune: Predicate | None = None,
+        row_limit: int | None = None,
+    ) -> pa.Table:
+        path = self.file_path(split.partition_values, split.bucket, f)
+        wanted = list(columns) + list(system)
+        return read_as_schema(
+            self.file_io, path, f, self.schema, self.schemas, wanted, predicate=prune, row_limit=row_limit, counters=self.counters
+        )
+
+    # -- pieces -------------------------------------------------------------------------------
+    def pieces(self, split: Split) -> list[Piece]:
+        if self.deletion_vectors or (self.primary_key and not split.raw_convertible):
+            return [Piece(split)]
+        return [Piece(split, f) for f in split.files]
 
     def read(self, split: Split, columns: Sequence[str], predicate: Predicate | None) -> pa.Table:
         """Rows of one split restricted to ``columns`` (in that order) and filtered exactly."""
+        return _concat([self.read_piece(p, columns, predicate) for p in self.pieces(split)])
+
+    def read_piece(self, piece: Piece, columns: Sequence[str], predicate: Predicate | None, *, limit: int | None = None) -> pa.Table:
+        """Rows of one piece restricted to ``columns`` and filtered exactly. ``limit``: the caller
+        needs at most this many rows (a file may stop reading row groups once it has them)."""
+        split = piece.split
         needed = list(dict.fromkeys(list(columns) + sorted(predicate.columns() if predicate else [])))
-        if self.deletion_vectors:
-            # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
-            # Vectors hold row positions: each file must be read whole (no row-group pruning).
-            vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
-            clean = not self.primary_key or all(f.delete_row_count == 0 for f in split.files)
-            parts = [apply_vector(self._read_file(split, f, needed, not clean), vectors.get(f.file_name)) for f in split.files]
-            table = _concat(parts)
+        # Partition columns filled from the split's values are not read.
+        to_read = [c for c in needed if c not in self._constants]
+        if piece.file is not None:
+            # Rows are final: row groups are pruned by the predicate itself, retractions dropped.
+            clean = not self.primary_key or piece.file.delete_row_count == 0
+            row_limit = limit if clean and predicate is None else None
+            table = self._read_file(split, piece.file, to_read, [] if clean else [VALUE_KIND], prune=predicate, row_limit=row_limit)
             if not clean:
                 table = drop_retracts(table)
-        elif not self.primary_key:
-            parts = [self._read_file(split, f, needed, False) for f in split.files]
-            table = _concat(parts)
-        elif split.raw_convertible:
-            # Files whose metadata says they hold no retraction are read without system columns.
-            clean = all(f.delete_row_count == 0 for f in split.files)
-            parts = [self._read_file(split, f, needed, not clean) for f in split.files]
-            table = _concat(parts)
-            if not clean:
-                table = drop_retracts(table)
+        elif self.deletion_vectors:
+            table = self._read_with_vectors(split, to_read)
         else:
-            merge_columns = list(dict.fromkeys(self.key_names + self.sequence_fields + needed))
-            # Oldest run first: the highest level, then level-0 files by sequence. Each file holds
-            # a key at most once, so a stable sort by key alone leaves every key's versions in
-            # sequence order (cheaper than sorting by key and sequence number).
-            oldest_first = sorted(split.files, key=lambda f: (-f.level, f.max_sequence_number))
-            prefilter = predicate if predicate is not None and predicate.columns() <= self._key_and_partition else None
-            parts = [apply_filter(self._read_file(split, f, merge_columns, True), prefilter) for f in oldest_first]
-            rows = _concat(parts)
-            if rows.num_rows == 0:
-                return rows.select(list(columns))
-            order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
-            order = sort_indices(rows, order_columns)
-            assert self.merge_engine is not None
-            keys = rows.select(self.key_names).take(order)
-            starts = group_starts(keys, self.key_names)
-            picked = self.merge_engine.pick(starts, group_last(starts, keys.num_rows) + 1)
-            if picked is not None:
-                # One take of the winning rows from the unsorted input instead of sorting all
-                # columns first (the engine keeps one input row per key).
-                table = drop_retracts(rows.take(np.asarray(order)[picked]))
-            else:
-                table = self.merge_engine.merge_and_drop_retracts(rows.take(order), self.key_names)
+            table = self._merge(split, to_read, predicate)
+        table = self._with_constants(table, split, needed)
         table = apply_filter(table, predicate)
         return table.select(list(columns))
 
-    def read_all(self, splits: Sequence[Split], columns: Sequence[str], predicate: Predicate | None, arrow_schema: pa.Schema) -> pa.Table:
-        if not splits:
-            return arrow_schema.empty_table()
-        if len(splits) == 1:
-            tables = [self.read(splits[0], columns, predicate)]
+    def _with_constants(self, table: pa.Table, split: Split, names: Sequence[str]) -> pa.Table:
+        missing = [n for n in names if n in self._constants and n not in table.column_names]
+        for name in missing:
+            index, arrow_type = self._constants[name]
+            value = split.partition_values[index]
+            column = pa.nulls(table.num_rows, arrow_type) if value is None else _repeat(value, arrow_type, table.num_rows)
+            table = table.append_column(pa.field(name, arrow_type), column)
+        return table
+
+    def _read_with_vectors(self, split: Split, columns: Sequence[str]) -> pa.Table:
+        # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
+        # Vectors hold row positions: each file must be read whole (no row-group pruning).
+        vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
+        clean = not self.primary_key or all(f.delete_row_count == 0 for f in split.files)
+        system = [] if clean else [VALUE_KIND]
+        parts = [apply_vector(self._read_file(split, f, columns, system), vectors.get(f.file_name)) for f in split.files]
+        table = _concat(parts)
+        return table if clean else drop_retracts(table)
+
+    def _merge(self, split: Split, columns: Sequence[str], predicate: Predicate | None) -> pa.Table:
+        assert self.merge_engine is not None
+        merge_columns = list(dict.fromkeys(self.key_names + self.sequence_fields + list(columns)))
+        # Oldest run first: the highest level, then level-0 files by sequence. Each file holds
+        # a key at most once, so a stable sort by key alone leaves every key's versions in
+        # sequence order (cheaper than sorting by key and sequence number).
+        oldest_first = sorted(split.files, key=lambda f: (-f.level, f.max_sequence_number))
+        # The terms of a filter on key and partition columns hold for every version of a key:
+        # they may drop rows (and row groups) before the merge.
+        # (Partition columns filled in later are left to the final filter.)
+        prefilter = restrict(predicate, self._key_and_partition & set(merge_columns))
+        retracts = any(f.delete_row_count != 0 for f in split.files)
+        fast = self._single_row and not self.sequence_fields
+        system = ([VALUE_KIND] if retracts else []) if fast else [SEQUENCE_NUMBER, VALUE_KIND]
+        parts = [apply_filter(self._read_file(split, f, merge_columns, system, prune=prefilter), prefilter) for f in oldest_first]
+        rows = _concat(parts)
+        if rows.num_rows == 0:
+            return rows
+        if fast:
+            # One take of each key's winning row from the unsorted input (string columns are
+            # copied once, no sort of the value columns).
+            table = rows.take(indices(self._winners(rows)))
+            return drop_retracts(table) if retracts else table
+        order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
+        order = sort_indices(rows, order_columns)
+        return self.merge_engine.merge_and_drop_retracts(rows.take(order), self.key_names)
+
+    def _winners(self, rows: pa.Table) -> np.ndarray:
+        """Row index of every key's winner (per the single-row engine), in key order."""
+        assert self.merge_engine is not None
+        order = sort_order(rows, self.key_names)
+        if len(self.key_names) == 1 and pa.types.is_integer(rows.schema.field(self.key_names[0]).type):
+            # The order's keys are sorted: group boundaries by NumPy comparison.
+            sorted_keys = as_numpy(rows.column(self.key_names[0]))[order]
+            starts = np.flatnonzero(np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]])).astype(np.int64)
         else:
-            workers = min(len(splits), os.cpu_count() or 2)
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                tables = list(pool.map(lambda s: self.read(s, columns, predicate), splits))
+            starts = group_starts(rows.select(self.key_names).take(order), self.key_names)
+        picked = self.merge_engine.pick(starts, group_last(starts, rows.num_rows) + 1)
+        assert picked is not None
+        return order[picked]
+
+    # -- many splits --------------------------------------------------------------------------
+    def read_all(
+        self,
+        splits: Sequence[Split],
+        columns: Sequence[str],
+        predicate: Predicate | None,
+        arrow_schema: pa.Schema,
+        *,
+        limit: int | None = None,
+    ) -> pa.Table:
+        if limit is not None:
+            tables = list(self.iter_tables(splits, columns, predicate, limit=limit))
+        else:
+            pieces = [p for s in splits for p in self.pieces(s)]
+            tables = _map(lambda p: self.read_piece(p, columns, predicate), pieces)
         return pa.concat_tables(tables).cast(arrow_schema) if tables else arrow_schema.empty_table()
+
+    def iter_tables(
+        self,
+        splits: Sequence[Split],
+        columns: Sequence[str],
+        predicate: Predicate | None,
+        *,
+        limit: int | None = None,
+        workers: int | None = None,
+    ) -> Iterator[pa.Table]:
+        """The rows of ``splits`` piece by piece, in order. At most ``workers`` pieces are read
+        ahead (one, reading nothing ahead, under a ``limit``), so memory stays bounded by a few
+        pieces whatever the table's size."""
+        if limit is not None and limit <= 0:
+            return
+        pieces = iter([p for s in splits for p in self.pieces(s)])
+        depth = 1 if limit is not None else max(1, workers or os.cpu_count() or 2)
+        remaining = limit
+        with ThreadPoolExecutor(max_workers=depth) as pool:
+            window: deque[Future[pa.Table]] = deque()
+
+            def submit() -> None:
+                piece = next(pieces, None)
+                if piece is not None:
+                    window.append(pool.submit(self.read_piece, piece, columns, predicate, limit=remaining))
+
+            for _ in range(depth):
+                submit()
+            try:
+                while window:
+                    table = window.popleft().result()
+                    if remaining is not None:
+                        table = table.slice(0, remaining)
+                        remaining -= table.num_rows
+                    if remaining != 0:
+                        submit()
+                    if table.num_rows:
+                        yield table
+                    if remaining == 0:
+                        return
+            finally:
+                for future in window:
+                    future.cancel()
+
+
+def _repeat(value: Any, arrow_type: pa.DataType, n: int) -> pa.Array:
+    """``value`` n times, built on buffers (pyarrow's scalar conversion imports pandas)."""
+    if pa.types.is_string(arrow_type):
+        data = str(value).encode()
+        if len(data) * n >= 2**31:
+            return pa.repeat(pa.scalar(value, arrow_type), n)  # beyond 32-bit offsets
+        offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(data))
+        return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(offsets), pa.py_buffer(data * n)])
+    values = np.full(n, value, dtype=np.dtype(f"{'i' if pa.types.is_signed_integer(arrow_type) else 'u'}{arrow_type.bit_width // 8}"))
+    return pa.Array.from_buffers(arrow_type, n, [None, pa.py_buffer(values)])
+
+
+def _map(fn: Any, items: Sequence[Any]) -> list[Any]:
+    if len(items) <= 1:
+        return [fn(i) for i in items]
+    with ThreadPoolExecutor(max_workers=min(len(items), os.cpu_count() or 2)) as pool:
+        return list(pool.map(fn, items))
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
