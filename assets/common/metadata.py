@@ -93,6 +93,13 @@ def materialization_metadata(
         "max_sorted_runs": dg.MetadataValue.int(max((s.sorted_runs for s in shapes), default=0)),
         "lsm_shape": dg.MetadataValue.md(shape_markdown(shapes)),
         "duration_s": dg.MetadataValue.float(watch.seconds),
+        # the table's columns with their Paimon types (nested ROW/ARRAY/MAP types spelled out)
+        "dagster/column_schema": dg.TableSchema(
+            columns=[
+                dg.TableColumn(f.name, str(f.type), constraints=dg.TableColumnConstraints(nullable=f.type.nullable))
+                for f in table.schema.fields
+            ]
+        ),
     }
     if extra:
         meta.update(extra)

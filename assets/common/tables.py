@@ -40,6 +40,8 @@ ORDERS_SCHEMA = pa.schema(
     ]
 )
 
+LINEITEM_FLAGS = pa.struct([pa.field("returnflag", pa.string()), pa.field("linestatus", pa.string())])
+
 LINEITEM_SCHEMA = pa.schema(
     [
         _key("l_orderkey", pa.int64()),
@@ -50,8 +52,8 @@ LINEITEM_SCHEMA = pa.schema(
         pa.field("l_extendedprice", PRICE),
         pa.field("l_discount", PRICE),
         pa.field("l_tax", PRICE),
-        pa.field("l_returnflag", pa.string()),
-        pa.field("l_linestatus", pa.string()),
+        # TPC-H's two flag columns as one nested ROW column (Paimon's nested types)
+        pa.field("l_flags", LINEITEM_FLAGS),
         pa.field("l_shipdate", pa.date32()),
         pa.field("l_commitdate", pa.date32()),
         pa.field("l_receiptdate", pa.date32()),
@@ -129,7 +131,9 @@ _ORDERS_OPTIONS = {**_CHANGE_OPTIONS, "changelog-producer": "lookup"}
 
 ORDERS = TableSpec("orders", ORDERS_SCHEMA, ("dt", "o_orderkey"), ("dt",), _ORDERS_OPTIONS, lifecycle=True)
 LINEITEM = TableSpec("lineitem", LINEITEM_SCHEMA, ("dt", "l_orderkey", "l_linenumber"), ("dt",), _CHANGE_OPTIONS, lifecycle=True)
-CUSTOMER = TableSpec("customer", CUSTOMER_SCHEMA, ("c_custkey",), options={"bucket": "1"})
+# customer uses Paimon's default for primary-key tables, dynamic buckets: a bucket fills up to
+# the target number of keys, then the next starts (SF1's 150k customers spread over 3 buckets).
+CUSTOMER = TableSpec("customer", CUSTOMER_SCHEMA, ("c_custkey",), options={"dynamic-bucket.target-row-num": "50000"})
 NATION = TableSpec("nation", NATION_SCHEMA, ("n_nationkey",), options={"bucket": "1"})
 DAILY_NATION_REVENUE = TableSpec(
     "mart_daily_nation_revenue",

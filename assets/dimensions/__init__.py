@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+import lakestore
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
 from assets.common.tables import CUSTOMER, NATION, TableSpec, ensure_table
 from assets.landing.tpch import dimension_rows, load_tpch
@@ -29,13 +30,23 @@ def build_dimension_asset(spec: TableSpec) -> dg.AssetsDefinition:
             context.log.info(f"{spec.identifier} already holds these {rows.num_rows} rows; nothing to do")
         else:
             snapshot = table.write_arrow(rows, overwrite=True, commit_user=f"load-{spec.name}")
-        return dg.MaterializeResult(
-            metadata=materialization_metadata(
-                table, commit_stats(table, [snapshot]), watch, extra={"rows": dg.MetadataValue.int(rows.num_rows)}
-            )
-        )
+        extra = {"rows": dg.MetadataValue.int(rows.num_rows), **bucket_metadata(table)}
+        return dg.MaterializeResult(metadata=materialization_metadata(table, commit_stats(table, [snapshot]), watch, extra=extra))
 
     return dimension
+
+
+def bucket_metadata(table: lakestore.Table) -> dict[str, dg.MetadataValue]:
+    """How the table's rows are bucketed: fixed, or dynamic with the keys each bucket indexes."""
+    buckets = table.options.bucket
+    if buckets > 0:
+        return {"bucket_mode": dg.MetadataValue.text(f"fixed ({buckets} buckets)")}
+    hashes = [f for f in table.index_files() if f.index_type == "HASH"]
+    return {
+        "bucket_mode": dg.MetadataValue.text(f"dynamic (up to {table.options.dynamic_bucket_target_row_num} keys per bucket)"),
+        "buckets": dg.MetadataValue.int(len({(f.partition_path, f.bucket) for f in hashes})),
+        "indexed_keys": dg.MetadataValue.int(sum(f.rows for f in hashes)),
+    }
 
 
 customer_asset = build_dimension_asset(CUSTOMER)

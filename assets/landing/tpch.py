@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from assets.common.days import day_number
-from assets.common.tables import CUSTOMER_SCHEMA, LINEITEM_SCHEMA, NATION_SCHEMA, ORDERS_SCHEMA
+from assets.common.tables import CUSTOMER_SCHEMA, LINEITEM_FLAGS, LINEITEM_SCHEMA, NATION_SCHEMA, ORDERS_SCHEMA
 
 TPCH_TABLES = ("orders", "lineitem", "customer", "nation")
 LANDED_TABLES = ("orders", "lineitem")
@@ -108,7 +108,7 @@ class TpchData:
         schema = SCHEMAS[table]
         if not parts:
             return schema.empty_table()
-        return pa.concat_tables(parts).select(schema.names).cast(schema)
+        return _nest_flags(pa.concat_tables(parts)).select(schema.names).cast(schema)
 
     def partition_bounds(self, table: str, day: str) -> tuple[int, int]:
         """(lowest, highest) possible live row count of partition ``dt=day``: all its inserts,
@@ -125,6 +125,14 @@ def _apply_update(table: str, rows: pa.Table, new_price: pa.Array | None) -> pa.
         rows = rows.set_column(rows.schema.get_field_index("o_orderstatus"), "o_orderstatus", pa.array(["F"] * rows.num_rows, pa.string()))
         return rows.set_column(rows.schema.get_field_index("o_totalprice"), "o_totalprice", new_price)
     return rows.set_column(rows.schema.get_field_index("l_linestatus"), "l_linestatus", pa.array(["F"] * rows.num_rows, pa.string()))
+
+
+def _nest_flags(rows: pa.Table) -> pa.Table:
+    """dbgen's l_returnflag and l_linestatus as the ROW column ``l_flags`` of the lineitem table."""
+    if "l_returnflag" not in rows.column_names:
+        return rows
+    flags = pc.make_struct(rows["l_returnflag"], rows["l_linestatus"], field_names=[f.name for f in LINEITEM_FLAGS])
+    return rows.append_column("l_flags", flags)
 
 
 def _fates(tables: dict[str, pa.Table]) -> tuple[dict[str, Fates], pa.Array]:
