@@ -4,13 +4,14 @@ whole-table compaction committed as one COMPACT snapshot."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from lakestore.compact.append import compact_append, pick_append_files
+from lakestore.compact.batches import read_batches
 from lakestore.compact.deletion_vectors import (
     DeletionVectorsMaintainer,
     LookupResult,
@@ -20,6 +21,7 @@ from lakestore.compact.deletion_vectors import (
     with_positions,
 )
 from lakestore.compact.levels import Levels
+from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
 from lakestore.errors import CommitConflictError, DataFileMissingError
@@ -87,6 +89,18 @@ class BucketCompactor:
             return self._read_whole(f)
         return apply_vector(self._read_whole(f), vectors_of(self.deletion_vectors, vectors, f.file_name))
 
+    def read_batches(self, f: DataFileMeta) -> Iterator[pa.Table]:
+        """A primary-key file's rows batch by batch, without the deleted ones (compaction inputs)."""
+        columns = self.schema.field_names + [SEQUENCE_NUMBER, VALUE_KIND]
+        deleted = vectors_of(self.deletion_vectors, None, f.file_name) if self.deletion_vectors is not None else None
+        batches = read_batches(
+            self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns, batch_rows=BATCH_ROWS, deleted=deleted
+        )
+        try:
+            yield from batches
+        except DataFileMissingError as exc:
+            raise CommitConflictError(f"compaction input {f.file_name} was removed concurrently; plan again") from exc
+
     def _read_positioned(self, f: DataFileMeta) -> pa.Table:
         keys = self._read_whole(f, self.schema.trimmed_primary_keys)
         return with_positions(keys, vectors_of(self.deletion_vectors, None, f.file_name))
@@ -142,6 +156,8 @@ class BucketCompactor:
             sequence_fields=self.options.sequence_fields,
             merge_engine=self.merge_engine,
             read_file=self.read_file,
+            read_batches=self.read_batches,
+            slice_bytes=SLICE_BYTES,
             writer=self.writer,
             older_rows=(lambda rows: lookup.older_rows(rows, self.schema.trimmed_primary_keys)) if dv is not None else None,
             must_rewrite=self._must_rewrite(unit.output_level, levels.max_level) if dv is not None else None,

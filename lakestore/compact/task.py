@@ -1,14 +1,20 @@
 """The compaction task (Paimon's MergeTreeCompactTask): split the unit's files into sections of
 overlapping key ranges; rewrite overlapping sections and small files through the merge engine;
-upgrade a lone large file to the output level by metadata only."""
+upgrade a lone large file to the output level by metadata only.
+
+A rewritten section is read in key-range slices (``compact.slices``) and each slice merged on
+its own, so memory holds a slice, not the section; the merged slices stream into the output
+files (``compact.output``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
+from lakestore.compact.output import SortedRunWriter
+from lakestore.compact.slices import SLICE_BYTES, FileBatches, key_slices
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import SEQUENCE_NUMBER
@@ -55,7 +61,11 @@ class MergeTreeCompactTask:
         writer: DataFileWriter,
         older_rows: Callable[[pa.Table], pa.Table | None] | None = None,
         must_rewrite: Callable[[DataFileMeta], bool] | None = None,
+        read_batches: FileBatches | None = None,
+        slice_bytes: int = SLICE_BYTES,
     ) -> None:
+        """``read_batches``: a file's rows batch by batch (default: ``read_file`` whole), read
+        into slices of about ``slice_bytes``."""
         self.output_level = output_level
         self.max_level = max_level
         self.drop_delete = drop_delete
@@ -70,6 +80,9 @@ class MergeTreeCompactTask:
         # merge in), and level-0 files that cannot be upgraded by metadata alone.
         self.older_rows = older_rows
         self.must_rewrite = must_rewrite
+        self.read_batches = read_batches or self._whole_file
+        self.slice_bytes = slice_bytes
+        self.slices_merged = 0  # for tests: how many slices the rewrites took
 
     def run(self, files: Sequence[DataFileMeta]) -> CompactResult:
         result = CompactResult()
@@ -110,32 +123,29 @@ class MergeTreeCompactTask:
         candidate.clear()
 
     def _rewrite_sections(self, sections: list[list[DataFileMeta]], result: CompactResult) -> None:
-        # Sections hold disjoint key ranges in key order: each is merged on its own (bounded
-        # memory) and the outputs form one sorted run, flushed whenever a file's worth is ready.
-        pending: list[pa.Table] = []
-        pending_bytes = 0
-        target = self.writer.options.target_file_size
-        for section in sections:
-            rows = pa.concat_tables([self.read_file(f) for f in section])
-            older = self.older_rows(rows) if self.older_rows is not None else None
-            if older is not None:
-                rows = pa.concat_tables([older, rows])
-            ordered = rows.take(sort_indices(rows, self.sort_columns))
-            merged = (
-                self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
-                if self.drop_delete
-                else self.merge_engine.merge(ordered, self.key_names)
-            )
-            result.before.extend(section)
-            if merged.num_rows:
-                pending.append(merged)
-                pending_bytes += merged.nbytes
-            if pending_bytes >= target:
-                self._write(pending, result)
-                pending, pending_bytes = [], 0
-        self._write(pending, result)
+        # Sections hold disjoint key ranges in key order, and so do the slices of a section:
+        # merged one after the other, they form one sorted run (the same rows in the same order
+        # as merging each section at once).
+        output = SortedRunWriter(self.writer, level=self.output_level, file_source=FILE_SOURCE_COMPACT)
+        try:
+            for section in sections:
+                for rows in key_slices(section, self.read_batches, self.key_names, slice_bytes=self.slice_bytes):
+                    output.write(self._merge(rows))
+                    self.slices_merged += 1
+                result.before.extend(section)
+        except BaseException:
+            output.abort()
+            raise
+        result.after.extend(output.finish())
 
-    def _write(self, parts: list[pa.Table], result: CompactResult) -> None:
-        if parts:
-            output = pa.concat_tables(parts)
-            result.after.extend(self.writer.write_kv(output, level=self.output_level, file_source=FILE_SOURCE_COMPACT))
+    def _merge(self, rows: pa.Table) -> pa.Table:
+        older = self.older_rows(rows) if self.older_rows is not None else None
+        if older is not None:
+            rows = pa.concat_tables([older, rows])
+        ordered = rows.take(sort_indices(rows, self.sort_columns))
+        if self.drop_delete:
+            return self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
+        return self.merge_engine.merge(ordered, self.key_names)
+
+    def _whole_file(self, f: DataFileMeta) -> Iterator[pa.Table]:
+        yield self.read_file(f)

@@ -1,0 +1,75 @@
+"""Streaming a data file as the current schema, batch by batch (compaction reads its inputs in
+key-range slices and never a whole file at once). Columns are matched by field id through the
+file's schema version as ``lakestore.read.schema_evolution.read_as_schema`` matches them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lakestore.errors import CorruptMetadataError, DataFileMissingError
+from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
+from lakestore.io.fileio import FileIO
+from lakestore.meta.manifest import DataFileMeta
+from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.read.deletion_vectors import apply_vector
+
+_SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
+
+
+def read_batches(
+    file_io: FileIO,
+    path: str,
+    meta: DataFileMeta,
+    schema: TableSchema,
+    schemas: SchemaManager,
+    wanted: Sequence[str],
+    *,
+    batch_rows: int,
+    deleted: np.ndarray | None = None,
+) -> Iterator[pa.Table]:
+    """The file's rows in batches of up to ``batch_rows`` (fewer where ``deleted``, the sorted
+    positions of its deletion vector, removes rows)."""
+    system = [c for c in wanted if c in _SYSTEM]
+    user = [c for c in wanted if c not in _SYSTEM]
+    file_schema = schema if meta.schema_id == schema.id else schemas.get(meta.schema_id)
+    file_names = {f.id: f.name for f in file_schema.fields}
+    sources = {name: file_names.get(schema.field(name).id) for name in user}
+    to_read = list(dict.fromkeys([s for s in sources.values() if s is not None] + system))
+    targets = {name: schema.field(name).type.to_arrow() for name in user}
+    if deleted is not None and len(deleted) and int(deleted[-1]) >= meta.row_count:
+        raise CorruptMetadataError("deletion vector", f"position {int(deleted[-1])} beyond the {meta.row_count} rows of {path}")
+    try:
+        source = file_io.arrow_filesystem().open_input_file(file_io.arrow_path(path))
+    except FileNotFoundError as exc:
+        raise DataFileMissingError(
+            path, "data file referenced by the snapshot is missing (expired meanwhile, or the table is damaged)"
+        ) from exc
+    with source:
+        try:
+            parquet = pq.ParquetFile(source, page_checksum_verification=True)
+            if parquet.metadata.num_rows != meta.row_count:
+                raise CorruptMetadataError(path, f"holds {parquet.metadata.num_rows} rows, manifest says {meta.row_count}")
+            offset = 0
+            for batch in parquet.iter_batches(batch_size=batch_rows, columns=to_read, use_threads=False):
+                table = pa.Table.from_batches([batch])
+                columns = []
+                for name in user:
+                    source_name = sources[name]
+                    if source_name is None:
+                        columns.append(pa.nulls(table.num_rows, targets[name]))
+                        continue
+                    column = table.column(source_name)
+                    columns.append(column if column.type == targets[name] else column.cast(targets[name]))
+                columns += [table.column(c) for c in system]
+                rows = pa.Table.from_arrays(columns, names=user + system)
+                if deleted is not None and len(deleted):
+                    low, high = np.searchsorted(deleted, [offset, offset + rows.num_rows])
+                    rows = apply_vector(rows, deleted[low:high].astype(np.int64) - offset)
+                offset += batch.num_rows
+                yield rows
+        except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
+            raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
