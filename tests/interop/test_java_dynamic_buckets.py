@@ -14,6 +14,8 @@ import pytest
 
 import lakestore
 from lakestore.errors import UnsupportedTableError
+from lakestore.write.dynamic_bucket import assigner_ids, key_hashes, partition_hash
+from lakestore.write.input import partition_spec
 from tests.interop.conftest import same_rows
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -96,6 +98,39 @@ def test_each_engine_continues_the_others_index(java, catalog, warehouse, first)
     expected = catalog.get_table("db.ref").to_arrow()
     same_rows(table.to_arrow(), expected, ["dt", "id"])
     same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+
+
+def _keys_of_assigners(table: lakestore.Table, wanted: dict[int, int]) -> list[int]:
+    """Ids of partition "a" whose keys three assigners would route to each assigner id, as many
+    as ``wanted`` asks per id."""
+    candidates = rows("a", list(range(5000)), "")
+    hashes = key_hashes(table.schema, candidates)
+    ids = assigner_ids(partition_hash(partition_spec(table.schema, ("a",)).binary), hashes, num_channels=3, num_assigners=3)
+    picked: list[int] = []
+    for assigner, count in wanted.items():
+        picked += np.flatnonzero(ids == assigner)[:count].tolist()
+    return sorted(picked)
+
+
+def test_lakestore_continues_the_index_of_a_parallel_paimon_job(java, catalog, warehouse):
+    """Three Java assigners leave partly filled buckets 33 and 5 (assigner 0 filled 0, 3, ..., 30,
+    assigner 2 filled bucket 2); one assigner then fills them in Java's HashMap order: 33 (table
+    slot 1 of 32) before 5, not in ascending order."""
+    options = {"dynamic-bucket.target-row-num": "5"}
+    for name in ("t", "ref"):
+        java.create_table(warehouse, f"db.{name}", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=options)
+    table = catalog.get_table("db.t")
+    first = rows("a", _keys_of_assigners(table, {0: 58, 2: 7}), "p")
+    for name in ("t", "ref"):
+        java.write(warehouse, f"db.{name}", first, assigners=3)
+    counts = {bucket: len(hashes) for (_, bucket), hashes in layout(table.path).items()}
+    assert counts[33] == 3 and counts[5] == 2 and len(counts) == 14
+    for batch in (rows("a", list(range(6000, 6003)), "s"), rows("a", list(range(7000, 7030)), "s")):
+        table.write_arrow(batch)
+        java.write(warehouse, "db.ref", batch)
+        assert layout(table.path) == layout(catalog.get_table("db.ref").path)
+    assert len(layout(table.path)[(partition_spec(table.schema, ("a",)).binary, 33)]) == 5  # 33 filled first
+    same_rows(java.read(warehouse, "db.t"), catalog.get_table("db.ref").to_arrow(), ["dt", "id"])
 
 
 def test_compactions_by_either_engine_keep_keys_unique(java, catalog, warehouse):

@@ -88,7 +88,7 @@ def write(req: dict[str, Any]) -> dict[str, Any]:
     if str(j_table.bucketMode().toString()) == "HASH_DYNAMIC":
         # Paimon's batch row writer cannot pick dynamic buckets: assign them as its Flink and
         # Spark sinks do (HashBucketAssigner over the index) and write row by row.
-        _write_dynamic(j_table, j_write, data)
+        _write_dynamic(j_table, j_write, data, int(req.get("assigners") or 1))
         commit = builder.newCommit()
         commit.commit(j_write.prepareCommit())
         commit.close()
@@ -105,24 +105,24 @@ def write(req: dict[str, Any]) -> dict[str, Any]:
     return {"snapshot_id": _latest_snapshot_id(j_table)}
 
 
-def _write_dynamic(j_table: Any, j_write: Any, data: pa.Table) -> None:
+def _write_dynamic(j_table: Any, j_write: Any, data: pa.Table, assigners: int) -> None:
+    """``assigners`` > 1: as a parallel Flink/Spark job, each key goes to the assigner
+    ``BucketAssigner.computeAssigner`` picks, which owns the buckets ``b % assigners == id``."""
     jvm = _jvm()
     index = jvm.org.apache.paimon.index
-    assigner = index.HashBucketAssigner(
-        j_table.snapshotManager(),
-        "java-oracle",
-        j_table.store().newIndexFileHandler(),
-        1,
-        1,
-        0,
-        j_table.coreOptions().dynamicBucketTargetRowNum(),
-    )
+    target = j_table.coreOptions().dynamicBucketTargetRowNum()
+    handler = j_table.store().newIndexFileHandler()
+    by_id = [
+        index.HashBucketAssigner(j_table.snapshotManager(), "java-oracle", handler, assigners, assigners, i, target)
+        for i in range(assigners)
+    ]
     extractor = jvm.org.apache.paimon.table.sink.RowPartitionKeyExtractor(j_table.schema())
     fields = [(f.name(), str(f.type().getTypeRoot().toString())) for f in j_table.rowType().getFields()]
     for record in data.select([name for name, _ in fields]).to_pylist():
         row = _binary_row(jvm, fields, record)
-        bucket = assigner.assign(extractor.partition(row), extractor.trimmedPrimaryKey(row).hashCode())
-        j_write.write(row, bucket)
+        partition, key_hash = extractor.partition(row), extractor.trimmedPrimaryKey(row).hashCode()
+        owner = index.BucketAssigner.computeAssigner(partition.hashCode(), key_hash, assigners, assigners)
+        j_write.write(row, by_id[owner].assign(partition, key_hash))
 
 
 def _binary_row(jvm: Any, fields: list[tuple[str, str]], record: dict[str, Any]) -> Any:

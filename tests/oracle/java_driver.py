@@ -145,11 +145,16 @@ class JavaOracle:
             table_options={k: str(v) for k, v in (options or {}).items()},
         )
 
-    def write(self, warehouse: Any, identifier: str, data: pa.Table, *, overwrite: Mapping[str, str] | None = None) -> int | None:
-        """One batch commit; ``overwrite``: {} for the whole table, or a partition."""
+    def write(
+        self, warehouse: Any, identifier: str, data: pa.Table, *, overwrite: Mapping[str, str] | None = None, assigners: int = 1
+    ) -> int | None:
+        """One batch commit; ``overwrite``: {} for the whole table, or a partition. Dynamic-bucket
+        tables: ``assigners`` bucket assigners, as a parallel Paimon job runs them."""
         path = self._path("data")
         _write_ipc(data, path)
-        result = self.request("write", warehouse=str(warehouse), identifier=identifier, data_path=path, overwrite=overwrite)
+        result = self.request(
+            "write", warehouse=str(warehouse), identifier=identifier, data_path=path, overwrite=overwrite, assigners=assigners
+        )
         return result["snapshot_id"]
 
     def compact(self, warehouse: Any, identifier: str) -> int | None:
