@@ -28,13 +28,19 @@ def rows(dt: str, ids: list[int], tag: str) -> pa.Table:
 
 def layout(table_path: str) -> dict[tuple[bytes, int], list[int]]:
     """(partition, bucket) -> sorted key hashes, from the latest snapshot's index manifest."""
+    return layout_of(table_path, "HASH", only=True)
+
+
+def layout_of(table_path: str, index_type: str, *, only: bool = False) -> dict[tuple[bytes, int], list[int]]:
     table = lakestore.Table.from_path(table_path)
     snapshot = table.latest_snapshot()
     assert snapshot is not None and snapshot.index_manifest
     out: dict[tuple[bytes, int], list[int]] = {}
     with open(Path(table_path) / "manifest" / snapshot.index_manifest, "rb") as f:
         for entry in fastavro.reader(f):
-            assert entry["_INDEX_TYPE"] == "HASH"
+            assert entry["_INDEX_TYPE"] == index_type or not only
+            if entry["_INDEX_TYPE"] != index_type:
+                continue
             data = (Path(table_path) / "index" / entry["_FILE_NAME"]).read_bytes()
             assert entry["_ROW_COUNT"] == len(data) // 4
             out[(entry["_PARTITION"], entry["_BUCKET"])] = sorted(np.frombuffer(data, ">i4").tolist())
@@ -175,3 +181,21 @@ def test_cross_partition_upsert_tables_are_refused_by_name(java, catalog, wareho
     assert info.value.options == ("bucket",)
     assert table.latest_snapshot() is None
     assert not list(Path(table.path).glob("dt=*"))
+
+
+def test_deletion_vectors_on_a_dynamic_bucket_table(java, catalog, warehouse):
+    options = {**OPTIONS, "deletion-vectors.enabled": "true"}
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=options)
+    java.create_table(warehouse, "db.ref", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=options)
+    for i, batch in enumerate(BATCHES):
+        if i == 1:
+            java.write(warehouse, "db.t", batch)
+        else:
+            catalog.get_table("db.t").write_arrow(batch)
+        java.write(warehouse, "db.ref", batch)
+        expected = upserted(*BATCHES[: i + 1])
+        same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])
+        same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+    types = {f.index_type for f in catalog.get_table("db.t").index_files()}
+    assert types == {"HASH", "DELETION_VECTORS"}
+    assert layout_of(table.path, "HASH") == layout_of(catalog.get_table("db.ref").path, "HASH")
