@@ -68,6 +68,19 @@ def assigner_ids(partition_hash_value: int, hashes: np.ndarray, *, num_channels:
     return (start + np.abs(_java_mod(hashes, num_assigners))) % num_channels
 
 
+def unique_hashes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sorted distinct hashes, index of each one's first occurrence, each hash's position in the
+    distinct ones): ``np.unique`` with ``return_index``/``return_inverse``, through a stable sort
+    of int32 (a radix sort in NumPy, several times faster than ``np.unique`` here)."""
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    starts = np.ones(len(ordered), dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(hashes), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], order[starts], inverse
+
+
 def _java_hashmap_order(keys: Sequence[int]) -> list[int]:
     """The iteration order of a ``java.util.HashMap<Integer, ...>`` filled with ``keys`` in this
     order: by table slot (the capacity grows from 16 by doubling past a 0.75 load), then by
@@ -145,9 +158,9 @@ class HashBucketAssigner:
         hashes = np.concatenate(hash_parts)
         buckets = np.concatenate(bucket_parts)
         # a hash listed by two buckets: the later file wins, as Java's map builder keeps the last put
-        reversed_unique, first_from_end = np.unique(hashes[::-1], return_index=True)
+        distinct, first_from_end, _ = unique_hashes(np.ascontiguousarray(hashes[::-1]))
         chosen = len(hashes) - 1 - first_from_end
-        index = PartitionIndex(reversed_unique.astype(np.int32), buckets[chosen], counts, [], set(counts))
+        index = PartitionIndex(distinct.astype(np.int32), buckets[chosen], counts, [], set(counts))
         index.non_full = [b for b in _java_hashmap_order(list(counts)) if counts[b] < self.target_row_num]
         return index
 
@@ -156,7 +169,7 @@ class HashBucketAssigner:
         index = self._partitions.get(partition)
         if index is None:
             index = self._partitions[partition] = self._load(partition)
-        unique, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+        unique, first, inverse = unique_hashes(np.asarray(hashes, dtype=np.int32))
         result = np.empty(len(unique), dtype=np.int32)
         position = np.searchsorted(index.hashes, unique)
         clipped = np.minimum(position, max(len(index.hashes) - 1, 0))
@@ -170,7 +183,7 @@ class HashBucketAssigner:
             merged_buckets = np.concatenate([index.buckets, result[new]])
             order = np.argsort(merged_hashes, kind="stable")
             index.hashes, index.buckets = merged_hashes[order], merged_buckets[order]
-        return result[inverse.reshape(-1)]
+        return result[inverse]
 
     def _fill(self, index: PartitionIndex, count: int) -> np.ndarray:
         """Buckets for ``count`` new keys: the non-full buckets in order, then new buckets."""
@@ -231,8 +244,8 @@ class HashIndexMaintainer:
         self.table_path = table_path
         self._names = names
         self._base = restored
-        self._hashes = read_hash_index(file_io, table_path, restored) if restored is not None else np.zeros(0, np.int32)
-        self._hashes = np.unique(self._hashes)
+        restored_hashes = read_hash_index(file_io, table_path, restored) if restored is not None else np.zeros(0, np.int32)
+        self._hashes = unique_hashes(restored_hashes)[0]  # sorted, for searchsorted
         self._pending: list[np.ndarray] = []
         self.written: list[str] = []
 
@@ -243,10 +256,13 @@ class HashIndexMaintainer:
         """(new index files, retired index files) of this bucket; empty when no key is new."""
         if not self._pending:
             return (), ()
-        merged = np.unique(np.concatenate([self._hashes, *self._pending]))
+        pending = unique_hashes(np.concatenate(self._pending))[0]
         self._pending = []
-        if len(merged) == len(self._hashes):
+        position = np.minimum(np.searchsorted(self._hashes, pending), max(len(self._hashes) - 1, 0))
+        known = (self._hashes[position] == pending) if len(self._hashes) else np.zeros(len(pending), dtype=bool)
+        if known.all():
             return (), ()
+        merged = np.sort(np.concatenate([self._hashes, pending[~known]]), kind="stable")
         data = encode_hash_index(merged)
         name = self._names.next()
         self.file_io.write_bytes(index_file_path(self.table_path, name), data, overwrite=False)
