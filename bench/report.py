@@ -95,7 +95,8 @@ def _step_rows(r: WorkloadResult) -> list[tuple[str, ...]]:
         base = next((m.median for m in ms if m.label == LAKESTORE), None)
         for m in ms:
             rel = fmt_ratio(m.median / base) if base else "n/a"
-            rows.append((step, m.label, rel, f"{m.median:.3f}", str(len(m.times)), m.note))
+            reps = str(len(m.times)) + (" (fewer than 3)" if len(m.times) < 3 else "")
+            rows.append((step, m.label, rel, f"{m.median:.3f}", reps, m.note))
     return rows
 
 

@@ -34,22 +34,27 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("generate", "lineitem", "pipeline")
 JOBS = ("dimensions_job", "daily_ingestion_job", "maintenance_job")
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
 # -- process-tree RSS -------------------------------------------------------------------------
-def _children_map() -> dict[int, list[int]]:
-    out: dict[int, list[int]] = {}
+def _proc_table() -> tuple[dict[int, list[int]], dict[int, int]]:
+    """Children of every process, and each process's CPU ticks: its own user+system time plus
+    that of its reaped children (so a finished Spark worker still counts, once)."""
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             # the command name is in parentheses and may hold spaces: split after the last ')'
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            ppid = int(fields[1])
+            ticks[int(entry)] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
         except (OSError, IndexError, ValueError):
             continue
-        out.setdefault(ppid, []).append(int(entry))
-    return out
+        children.setdefault(ppid, []).append(int(entry))
+    return children, ticks
 
 
 def _rss_kib(pid: int) -> int:
@@ -62,28 +67,34 @@ def _rss_kib(pid: int) -> int:
     return 0
 
 
-def tree_rss_kib(root: int) -> int:
-    children = _children_map()
-    total, todo = 0, [root]
+def tree_usage(root: int) -> tuple[int, float]:
+    """(RSS KiB, CPU seconds) of ``root`` and all its descendants."""
+    children, ticks = _proc_table()
+    rss, cpu, todo = 0, 0, [root]
     while todo:
         pid = todo.pop()
-        total += _rss_kib(pid)
+        rss += _rss_kib(pid)
+        cpu += ticks.get(pid, 0)
         todo.extend(children.get(pid, ()))
-    return total
+    return rss, cpu / TICKS
+
+
+def tree_rss_kib(root: int) -> int:
+    return tree_usage(root)[0]
 
 
 class RssSampler:
-    """Samples this process tree's RSS in a daemon thread: (wall-clock time, KiB) pairs."""
+    """Samples this process tree's RSS and CPU time in a daemon thread: (wall-clock time, KiB, CPU s)."""
 
     def __init__(self, interval: float = 0.1) -> None:
-        self.samples: list[tuple[float, int]] = []
+        self.samples: list[tuple[float, int, float]] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(interval,), daemon=True)
 
     def _run(self, interval: float) -> None:
         pid = os.getpid()
         while not self._stop.is_set():
-            self.samples.append((time.time(), tree_rss_kib(pid)))
+            self.samples.append((time.time(), *tree_usage(pid)))
             self._stop.wait(interval)
 
     def __enter__(self) -> RssSampler:
@@ -94,8 +105,16 @@ class RssSampler:
         self._stop.set()
         self._thread.join()
 
+    def cpu(self, start: float, end: float) -> float | None:
+        """CPU seconds the process tree used between ``start`` and ``end`` (to the sampling interval)."""
+        inside = [c for t, _, c in self.samples if start <= t <= end]
+        before = [c for t, _, c in self.samples if t < start]
+        if not inside:
+            return None
+        return inside[-1] - (before[-1] if before else inside[0])
+
     def peak(self, start: float = 0.0, end: float = float("inf")) -> int:
-        return max((kib for t, kib in self.samples if start <= t <= end), default=0)
+        return max((kib for t, kib, _ in self.samples if start <= t <= end), default=0)
 
 
 # -- stages (run in the child process) --------------------------------------------------------
@@ -241,6 +260,7 @@ def _stage(name: str, start: float, end: float, rows: int | None, sampler: RssSa
         "rows": rows,
         "rows_per_s": rows / seconds if rows and seconds else None,
         "peak_rss_kib": sampler.peak(start, end),
+        "cpu_s": sampler.cpu(start, end),
     }
 
 
@@ -310,10 +330,11 @@ def stage_section(stage: str, out: dict[str, Any], command: str) -> list[str]:
     ]
     if "error" in out:
         return lines + [f"Failed after {out['process_seconds']:.0f} s:", "", "```", out["error"][-1500:], "```", ""]
-    lines += ["| step | wall s | rows | rows/s | peak RSS MiB |", "|---|---|---|---|---|"]
+    lines += ["| step | wall s | CPU s | rows | rows/s (wall) | peak RSS MiB |", "|---|---|---|---|---|---|"]
     for s in out.get("jobs", []) + out["stages"]:
         ok = "" if s.get("success", True) else " (FAILED)"
-        cells = (f"{s['name']}{ok}", f"{s['seconds']:.1f}", _fmt_rows(s["rows"]), _fmt_rate(s["rows_per_s"]), _mib(s["peak_rss_kib"]))
+        cpu = f"{s['cpu_s']:.1f}" if s.get("cpu_s") is not None else "-"
+        cells = (f"{s['name']}{ok}", f"{s['seconds']:.1f}", cpu, _fmt_rows(s["rows"]), _fmt_rate(s["rows_per_s"]), _mib(s["peak_rss_kib"]))
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -342,8 +363,8 @@ def markdown(args: argparse.Namespace, results: dict[str, dict[str, Any]], previ
         "",
         f"Updated {dt.datetime.now().isoformat(timespec='seconds')}. Every stage runs once, in its own fresh process (its",
         "first run in that process: no warm-up), and says which command ran it and the load average around it. Peak RSS",
-        "is that of the stage's process tree (Python plus the Spark JVM when it runs), sampled every 100 ms. The machine",
-        "is shared: absolute times are noisy.",
+        "and CPU time are those of the stage's process tree (Python plus the Spark JVM and its workers when they run),",
+        "sampled every 100 ms. The machine is shared: wall times stretch with the load average; CPU seconds much less so.",
         "",
         "## Machine",
         "",

@@ -59,15 +59,18 @@ def test_process_tree_rss_and_markdown(tmp_path: Path) -> None:
         "rss = sf1.tree_rss_kib(os.getpid())\n"
         "with sf1.RssSampler(0.01) as s:\n"
         "    blob = bytearray(64 << 20)\n"
-        "    import time; time.sleep(0.1)\n"
+        "    import time; t = time.process_time()\n"
+        "    while time.process_time() - t < 0.3: pass\n"
+        "    time.sleep(0.1)\n"
         "stage = sf1._stage('write', 0.0, 1e12, 10, s)\n"
         "args = sf1.parse_args(['--scale-factor', '0.01', '--days', '2'])\n"
         "old = '# r\\n\\n## generate\\n\\nkept section\\n\\n## lineitem\\n\\nstale\\n'\n"
         "md = sf1.markdown(args, {'lineitem': {'stages': [stage], 'process_seconds': 1.0, 'process_peak_rss_kib': stage['peak_rss_kib'],"
         " 'facts': {'rows written': 10}, 'load_before': [0.5, 0.4, 0.3], 'load_after': [0.6, 0.5, 0.4]}}, old)\n"
-        "print(json.dumps([rss, stage['peak_rss_kib'], md]))\n"
+        "print(json.dumps([rss, stage['peak_rss_kib'], md, stage['cpu_s']]))\n"
     )
-    rss, peak, md = json.loads(out.strip().splitlines()[-1])
+    rss, peak, md, cpu = json.loads(out.strip().splitlines()[-1])
+    assert cpu >= 0.2  # the 0.3 s busy loop, to the sampling interval
     assert rss > 0
     assert peak >= rss + 60 * 1024  # the 64 MiB buffer was seen by the sampler
     assert "| write | " in md and "before 0.50 / 0.40 / 0.30, after 0.60 / 0.50 / 0.40" in md
