@@ -95,6 +95,10 @@ def read_parquet_file(
     with open_parquet(file_io, path) as pf:
         try:
             metadata = pf.metadata
+            # ParquetFile.read skips unknown names silently: a damaged footer must not pass.
+            missing = set(columns) - set(pf.schema_arrow.names)
+            if missing:
+                raise CorruptMetadataError(path, f"lacks columns {sorted(missing)}")
             groups = matching_row_groups(metadata, predicate, stats_columns or {})
             if row_limit is not None:
                 kept, rows = [], 0
