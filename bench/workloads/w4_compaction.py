@@ -1,8 +1,12 @@
-"""Workload 4: full compaction of 1M rows written as 5 runs per bucket."""
+"""Workload 4: full compaction of 1M rows written as 5 runs per bucket; and the peak memory of
+a full compaction of one bucket of 10M rows (child processes, ru_maxrss)."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +16,14 @@ import pyarrow.parquet as pq
 
 import lakestore
 from bench import data
-from bench.common import LAKESTORE, PYARROW, Context, WorkloadResult, profile_to, repeat
+from bench.common import LAKESTORE, PYARROW, Context, Target, WorkloadResult, profile_to, repeat
 from bench.lakeside import create_table, file_path, runs_per_bucket, write_commits
 
 NUMBER = 4
 TITLE = "Full compaction of 1M rows in 5 runs per bucket"
 STEP = "full compaction"
+ONE_BUCKET_ROWS = 10_000_000
+RSS_LIMIT_GIB = 1.0
 
 
 def run(ctx: Context) -> WorkloadResult:
@@ -57,7 +63,45 @@ def run(ctx: Context) -> WorkloadResult:
     if ctx.profile_dir is not None:
         t = setup(ctx.reps)
         profile_to(ctx.profile_dir / "w4_compaction.txt", lambda: compact(t))
+    _one_bucket_memory(ctx, res)
     return res
+
+
+def _child(*args: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "bench.workloads.w4_child", *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit {proc.returncode}")
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def _one_bucket_memory(ctx: Context, res: WorkloadResult) -> None:
+    """Peak RSS of a full compaction of one bucket (5 overlapping runs), in its own process."""
+    rows = ctx.rows(ONE_BUCKET_ROWS)
+    try:
+        path = _child("setup", str(ctx.scratch("w4-one-bucket")), str(rows))
+        out = json.loads(_child("compact", path))
+    except RuntimeError as exc:
+        res.notes.append(f"one-bucket memory measurement failed: {exc}")
+        return
+    peak_gib = out["peak_rss_kib"] / 1024 / 1024
+    res.facts.append(
+        (
+            "one bucket, full compaction (child process)",
+            f"{rows:,} rows in 5 runs -> {out['rows']:,} rows in {out['files']} files in {out['seconds']:.1f} s;"
+            f" peak RSS {peak_gib * 1024:.0f} MiB (baseline {out['baseline_rss_kib'] / 1024:.0f} MiB)",
+        )
+    )
+    res.targets.append(
+        Target(
+            f"W4 peak RSS of a full compaction of one {rows:,}-row bucket",
+            peak_gib,
+            "<=",
+            RSS_LIMIT_GIB,
+            unit="GiB",
+            note="" if rows >= ONE_BUCKET_ROWS else f"quick run: {rows:,} rows, not {ONE_BUCKET_ROWS:,}",
+        )
+    )
 
 
 def _files_by_bucket(table: lakestore.Table) -> list[list[str]]:
