@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.deletion_vector import encode_index_file
+from lakestore.format.deletion_vector import encode_index_file, sorted_unique
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CompactResult
 from lakestore.meta.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorRange, IndexFileMeta
@@ -82,7 +82,7 @@ class DeletionVectorsMaintainer:
         if not len(positions):
             return
         old = self._vectors.get(file_name)
-        merged = np.unique(positions.astype(np.uint32) if old is None else np.concatenate([old, positions.astype(np.uint32)]))
+        merged = sorted_unique(positions.astype(np.uint32) if old is None else np.concatenate([old, positions.astype(np.uint32)]))
         if old is None or len(merged) != len(old):
             self._vectors[file_name] = merged
             self._modified = True
