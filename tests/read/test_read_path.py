@@ -226,3 +226,29 @@ def test_row_group_pruning_reads_fewer_row_groups_and_the_same_rows(row_groups):
     got = reader.read(split, ["id", "s"], col("s") == "x" * 8)
     assert got.cast(full.schema).equals(full.filter(pc.field("s") == "x" * 8))
     assert reader.counters.row_groups_skipped == 0
+
+
+def test_deletion_vector_reads_stream_the_same_rows_and_keep_files_whole(tmp_path):
+    cat = lakestore.Catalog(str(tmp_path))
+    cat.create_database("db")
+    t = cat.create_table(
+        "db.dv",
+        schema=SCHEMA,
+        partition_keys=["p"],
+        primary_keys=["p", "id"],
+        options={"bucket": "2", "deletion-vectors.enabled": "true", "rowkind.field": "op", "num-sorted-run.compaction-trigger": "2"},
+    )
+    for c in range(4):
+        t.write_arrow(_rows(list(range(c * 50, c * 50 + 120)), "a", version=c))
+    t.write_arrow(_rows(list(range(0, 300, 9)), "a", version=7, op="-D"))
+    splits = t.plan()
+    assert any(s.deletion_files for s in splits)  # vectors apply
+    full = t.to_arrow()
+    model = {i: f"n{i}-{max(c for c in range(4) if c * 50 <= i < c * 50 + 120)}" for i in range(270) if i % 9 != 0}
+    assert dict(zip(full.column("id").to_pylist(), full.column("name").to_pylist(), strict=True)) == model
+    for kwargs in ({}, {"filter": col("id") < 100}, {"filter": col("id").isin([1, 55, 299]), "columns": ["name"]}, {"limit": 7}):
+        assert _stream(t, **kwargs).equals(t.to_arrow(**kwargs))
+    reader = t.split_reader()
+    for split in splits:
+        reader.read(split, ["id"], col("id") < 10)
+    assert reader.counters.row_groups_skipped == 0
