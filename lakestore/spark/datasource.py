@@ -28,6 +28,7 @@ from lakestore.meta.kinds import CommitKind
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.read.predicate import Predicate
+from lakestore.spark import bucket_sql
 from lakestore.spark.source import (
     BUCKET_COLUMN,
     FILTER_OPTION,
@@ -43,7 +44,7 @@ from lakestore.spark.source import (
     typed_errors,
 )
 from lakestore.spark.stream import ROW_KIND, PaimonStreamReader, PaimonStreamWriter, changelog_requested
-from lakestore.spark.types import spark_schema
+from lakestore.spark.types import spark_schema, spark_type
 from lakestore.table import Table
 from lakestore.write.input import conform
 
@@ -171,17 +172,41 @@ def writer_column(table: Table, tasks: int) -> Column:
     return udf(*[F.col(n) for n in names])
 
 
+def _with_writer_slots(df: DataFrame, table: Table, tasks: int) -> DataFrame:
+    """``df`` plus ``BUCKET_COLUMN``, its writer slot's hash key. Keys of fixed-width types (the
+    common integer keys) hash in Spark SQL expressions: no Python pass over the input."""
+    schema = table.schema
+    buckets = schema.core_options().bucket
+    bucket_keys = list(schema.bucket_keys)
+    types = schema.types_of(bucket_keys)
+    if buckets > 0 and not bucket_sql.supported(types):
+        return df.withColumn(BUCKET_COLUMN, writer_column(table, tasks))
+    if buckets > 0:
+        df = bucket_sql.with_bucket(df, bucket_keys, types, buckets, BUCKET_COLUMN)
+        bucket = F.col(BUCKET_COLUMN).cast("bigint")
+    else:  # dynamic buckets: one writer per partition, which assigns its keys' buckets
+        bucket = F.lit(0).cast("bigint")
+    part_keys = list(schema.partition_keys)
+    # Any deterministic code of the partition values serves: Spark's hash of them as the table types them.
+    part_columns = [F.col(k).cast(spark_type(t)) for k, t in zip(part_keys, schema.types_of(part_keys), strict=True)]
+    code = F.hash(*part_columns).cast("bigint") if part_keys else F.lit(0).cast("bigint")
+    slot = F.pmod(code + bucket, F.lit(tasks).cast("bigint"))  # a partition's buckets take consecutive slots
+    keys = F.array(*[F.lit(int(k)) for k in slot_keys(tasks)])
+    return df.withColumn(BUCKET_COLUMN, F.element_at(keys, (slot + 1).cast("int")))
+
+
 def distribute(df: DataFrame, table: Table, *, tasks: int | None = None) -> DataFrame:
     """``df`` repartitioned into ``tasks`` (default: the session's default parallelism) so each
     (partition, bucket) of ``table`` is in one Spark partition; for dynamic-bucket tables each
     partition is in one Spark partition (its task assigns the buckets of the partition's keys);
     unchanged for bucket-unaware append tables, where any task may write anywhere. One shuffle;
-    the hash runs in an Arrow UDF over the partition and bucket keys only."""
+    the bucket hash runs in Spark SQL for integer/date/boolean bucket keys, else in an Arrow UDF
+    over the partition and bucket keys only."""
     if not needs_single_writer(table):
         return df
     tasks = max(1, tasks or df.sparkSession.sparkContext.defaultParallelism)
     # An explicit partition count: adaptive execution keeps it (no coalescing into fewer writers).
-    return df.withColumn(BUCKET_COLUMN, writer_column(table, tasks)).repartition(tasks, F.col(BUCKET_COLUMN))
+    return _with_writer_slots(df, table, tasks).repartition(tasks, F.col(BUCKET_COLUMN))
 
 
 def _check_schema(df: DataFrame, table: Table) -> None:
