@@ -27,6 +27,23 @@ def _read_ipc(path):
         return pa.ipc.open_file(src).read_all()
 
 
+def _cpu_seconds():
+    """CPU seconds of this process and its live children (the JVM), all threads."""
+    me = os.getpid()
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(entry) == me or int(fields[1]) == me:
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _jvm():
     from pypaimon.py4j.java_gateway import get_gateway
 
@@ -90,21 +107,23 @@ def task_headline(spec):
     _jvm()  # start the JVM before anything is timed
     startup = time.time() - spec["spawned_at"] if spec.get("spawned_at") else None
     catalog = Catalog.create({"warehouse": os.path.abspath(spec["warehouse"])})
-    writes, reads, rows = [], [], 0
+    writes, reads, rows, write_cpu, read_cpu = [], [], 0, [], []
     for rnd in range(spec.get("rounds", 1)):
         table = _create(catalog, f"bench.h_java_{rnd}", commits[0].schema, spec)
         # the bridge wants the table's own Arrow types (nullability included): cast untimed
         target = java_utils.to_arrow_schema(table._j_table.rowType())
         inputs = [c.select(target.names).cast(target) for c in commits]
         gc.collect()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         _write_commits(table, inputs)
         writes.append(time.perf_counter() - start)
+        write_cpu.append(_cpu_seconds() - cpu)
         gc.collect()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu_seconds()
         rows = _read(catalog.get_table(f"bench.h_java_{rnd}"))
         reads.append(time.perf_counter() - start)
-    return {"write": writes, "read": reads, "rows": rows, "startup_s": startup}
+        read_cpu.append(_cpu_seconds() - cpu)
+    return {"write": writes, "read": reads, "write_cpu": write_cpu, "read_cpu": read_cpu, "rows": rows, "startup_s": startup}
 
 
 TASKS = {"versions": task_versions, "headline": task_headline}

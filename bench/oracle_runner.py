@@ -190,26 +190,30 @@ def task_headline(spec):
     startup = time.time() - spec["spawned_at"] if spec.get("spawned_at") else None
     catalog = _catalog(spec["warehouse"])
     fallbacks = _Fallbacks()
-    writes, reads, rows, native_flags = [], [], 0, []
+    writes, reads, rows, native_flags, write_cpu, read_cpu = [], [], 0, [], [], []
     for rnd in range(spec.get("rounds", 1)):
         table = _create(catalog, f"bench.h_{spec['mode']}_{rnd}", commits[0].schema, spec)
         writer_table = table.copy(dict(NATIVE_WRITE)) if spec["mode"] == "native" else table
         gc.collect()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for data in commits:
             native_flags.append(_one_commit(writer_table, data))
         writes.append(time.perf_counter() - start)
+        write_cpu.append(time.process_time() - cpu)
         reader_table = table.copy(dict(NATIVE_READ)) if spec["mode"] == "native" else table
         gc.collect()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         rb = reader_table.new_read_builder()
         result = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         reads.append(time.perf_counter() - start)
+        read_cpu.append(time.process_time() - cpu)
         rows = result.num_rows if result is not None else 0
     native = spec["mode"] == "native"
     return {
         "write": writes,
         "read": reads,
+        "write_cpu": write_cpu,
+        "read_cpu": read_cpu,
         "rows": rows,
         "startup_s": startup,
         "native_write_used": native and all(native_flags),

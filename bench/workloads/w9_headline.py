@@ -43,7 +43,18 @@ WRITE = "write 4 commits, 1st run in process"
 READ = "merge-on-read, 1st run in process"
 WRITE_WARM = "write 4 commits, 2nd run (warm)"
 READ_WARM = "merge-on-read, 2nd run (warm)"
+WRITE_CPU = "write, 1st run: CPU seconds"
+READ_CPU = "merge-on-read, 1st run: CPU seconds"
 ROUNDS = 2
+# (step, key of the child's result, round)
+STEPS = (
+    (WRITE, "write", 0),
+    (READ, "read", 0),
+    (WRITE_WARM, "write", 1),
+    (READ_WARM, "read", 1),
+    (WRITE_CPU, "write_cpu", 0),
+    (READ_CPU, "read_cpu", 0),
+)
 ROOT = Path(__file__).resolve().parent.parent.parent
 TABLE_SPEC = {"primary_keys": list(data.PRIMARY_KEYS), "partition_keys": list(data.PARTITION_KEYS), "options": data.OPTIONS}
 
@@ -117,8 +128,9 @@ def run(ctx: Context) -> WorkloadResult:
         if not runs:
             continue
         note = _note(label, runs, total)
-        for step, key, rnd in ((WRITE, "write", 0), (READ, "read", 0), (WRITE_WARM, "write", 1), (READ_WARM, "read", 1)):
-            res.add(step, Measurement(label, [r[key][rnd] for r in runs], note=note if rnd == 0 else ""))
+        for step, key, rnd in STEPS:
+            if all(key in r for r in runs):
+                res.add(step, Measurement(label, [r[key][rnd] for r in runs], note=note if step == WRITE else ""))
         startup = [r["startup_s"] for r in runs if r.get("startup_s") is not None]
         if startup:
             res.facts.append(
@@ -127,7 +139,9 @@ def run(ctx: Context) -> WorkloadResult:
     _ratios(res, total)
     res.notes.append(
         f"{reps} fresh processes per system, {ROUNDS} rounds each; '1st run in process' medians include the first run "
-        "(no warm-up), '2nd run (warm)' medians exclude it. Process start-up (imports, JVM) is never inside a timed section."
+        "(no warm-up), '2nd run (warm)' medians exclude it. Process start-up (imports, JVM) is never inside a timed section. "
+        "'CPU seconds' rows: user+system CPU time of all threads of the process (for Java, of the Python driver and the JVM) "
+        "in the same timed sections; a loaded machine stretches wall time far more than CPU time."
     )
     return res
 
@@ -150,9 +164,10 @@ def _note(label: str, runs: list[dict[str, Any]], total: int) -> str:
 
 
 def _ratios(res: WorkloadResult, total: int) -> None:
-    for step, peers in ((WRITE, (PYPAIMON_RUST, PYARROW, PAIMON_JAVA, PYPAIMON)), (READ, (PYPAIMON_RUST, PAIMON_JAVA, PYPAIMON, PYARROW))):
+    writers, readers = (PYPAIMON_RUST, PYARROW, PAIMON_JAVA, PYPAIMON), (PYPAIMON_RUST, PAIMON_JAVA, PYPAIMON, PYARROW)
+    for step, peers in ((WRITE, writers), (READ, readers), (WRITE_CPU, writers), (READ_CPU, readers)):
         mine = res.median(step, LAKESTORE)
-        if mine:
+        if mine and step in (WRITE, READ):
             res.ratios.append(Ratio(f"{step}: lakestore throughput", total / mine, unit="rows/s"))
         for peer in peers:
             theirs = res.median(step, peer)
