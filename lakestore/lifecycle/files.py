@@ -14,12 +14,18 @@ from typing import TYPE_CHECKING
 from lakestore.format.binary_row import decode_row
 from lakestore.format.partition_path import bucket_dir, partition_path
 from lakestore.meta.file_scan import live_entries
+from lakestore.meta.index_manifest import index_file_path, read_index_manifest
 from lakestore.meta.manifest import ADD, DELETE, FILE_SOURCE_APPEND, ManifestEntry, ManifestFileMeta
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.deletion_vectors import index_dir, read_index_files
 
 if TYPE_CHECKING:
     from lakestore.table import Table
+
+
+def has_index_files(table: Table) -> bool:
+    """Whether the table's snapshots hold index files lakestore maintains: deletion vectors or
+    the key hash indexes of dynamic buckets (both only on primary-key tables)."""
+    return bool(table.schema.primary_keys) and (table.options.deletion_vectors or table.options.bucket == -1)
 
 
 class TableFiles:
@@ -36,9 +42,8 @@ class TableFiles:
         self._default_name = table.options.partition_default_name
         self._dirs: dict[tuple[bytes, int], str] = {}
         self._index_files: dict[str, set[str]] = {}
-        # only deletion-vector tables hold index files lakestore reads (others: Paimon's hash
-        # indexes of dynamic buckets, which maintenance of such tables never reaches)
-        self._vector_index = bool(schema.primary_keys) and table.options.deletion_vectors
+        # primary-key tables with deletion vectors or dynamic buckets hold index files
+        self._has_index = has_index_files(table)
 
     # -- paths --------------------------------------------------------------------------------
     def bucket_path(self, partition: bytes, bucket: int) -> str:
@@ -97,14 +102,14 @@ class TableFiles:
         return names
 
     def index_paths(self, snapshot: Snapshot, *, tolerant: bool = False) -> set[str]:
-        """Deletion-vector index files (under ``index/``) of the snapshot's index manifest."""
+        """Index files (under ``index/``: deletion vectors, key hash indexes) of the snapshot's
+        index manifest."""
         name = snapshot.index_manifest
-        if not self._vector_index or not name or (tolerant and not self.exists(name)):
+        if not self._has_index or not name or (tolerant and not self.exists(name)):
             return set()
         cached = self._index_files.get(name)
         if cached is None:
-            folder = index_dir(self.path)
-            cached = {f"{folder}/{f.file_name}" for f in read_index_files(self.file_io, self.path, snapshot)}
+            cached = {index_file_path(self.path, e.index_file.file_name) for e in read_index_manifest(self.file_io, self.path, name)}
             self._index_files[name] = cached
         return cached
 

@@ -1,7 +1,8 @@
 """Orphan file cleanup (Paimon's OrphanFilesClean): files under the table directory that no
 snapshot or tag references and that are older than a threshold (younger ones may belong to a
 commit in flight). Schema, snapshot, tag and consumer files are never touched, nor index files
-but the deletion-vector files of primary-key tables with deletion vectors; temporary
+but those of primary-key tables with deletion vectors or dynamic buckets (which lakestore
+references); temporary
 files (``.<name>.<hex>.tmp``) left by a crashed writer are orphans; empty partition and bucket
 directories are removed."""
 
@@ -13,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakestore.lifecycle.files import TableFiles
+from lakestore.lifecycle.files import TableFiles, has_index_files
 from lakestore.lifecycle.tags import retained_references
 
 if TYPE_CHECKING:
@@ -55,8 +56,8 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
     for status in table.file_io.list_status(root):
         name = os.path.basename(status.path)
         if status.is_dir:
-            if name == "index" and table.options.deletion_vectors and table.schema.primary_keys:
-                # every index file of such a table is a deletion-vector file (no hash index)
+            if name == "index" and has_index_files(table):
+                # every index file of such a table is one lakestore reads and references
                 _walk(table, status.path, found, [])
                 continue
             if name in _PROTECTED_DIRS:

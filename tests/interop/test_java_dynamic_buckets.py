@@ -199,3 +199,22 @@ def test_deletion_vectors_on_a_dynamic_bucket_table(java, catalog, warehouse):
     types = {f.index_type for f in catalog.get_table("db.t").index_files()}
     assert types == {"HASH", "DELETION_VECTORS"}
     assert layout_of(table.path, "HASH") == layout_of(catalog.get_table("db.ref").path, "HASH")
+
+
+def test_expiration_by_lakestore_keeps_what_java_needs(java, catalog, warehouse):
+    java.create_table(warehouse, "db.t", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options=OPTIONS)
+    for i, batch in enumerate(BATCHES):
+        if i % 2:
+            catalog.get_table("db.t").write_arrow(batch)
+        else:
+            java.write(warehouse, "db.t", batch)
+    table = catalog.get_table("db.t")
+    table.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
+    table.remove_orphan_files(older_than_ms=2**62)
+    index_dir = Path(table.path) / "index"
+    assert sorted(p.name for p in index_dir.iterdir()) == sorted(f.file_name for f in table.index_files())
+    java.write(warehouse, "db.t", rows("a", [0, 99], "j"))
+    expected = upserted(*BATCHES, rows("a", [0, 99], "j"))
+    same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])
+    assert all(len(b) == 1 for b in buckets_of_keys(table.path).values())

@@ -167,3 +167,17 @@ def test_cross_partition_primary_keys_are_refused_at_creation(tmp_path):
     catalog.create_database("db")
     with pytest.raises(lakestore.SchemaMismatchError, match="partition keys"):
         catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], partition_keys=["dt"])
+
+
+def test_expiration_and_orphan_cleanup_keep_exactly_the_live_index_files(tmp_path):
+    table = _table(tmp_path, **{"dynamic-bucket.target-row-num": "3"})
+    for start in (0, 2, 5):
+        table.write_arrow(_rows("a", list(range(start, start + 4))))
+    index_dir = os.path.join(table.path, "index")
+    assert len(os.listdir(index_dir)) > len(table.index_files())
+    table.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
+    table.remove_orphan_files(older_than_ms=2**62)
+    assert sorted(os.listdir(index_dir)) == sorted(f.file_name for f in table.index_files())
+    table.write_arrow(_rows("a", [1, 50]))
+    assert sorted(table.to_arrow()["id"].to_pylist()) == [*range(9), 50]
+    assert sum(f.rows for f in table.index_files()) == 10
