@@ -243,7 +243,8 @@ def _steps(instance: Any, run_id: str, job: str, sampler: RssSampler) -> list[di
             meta = event.event_specific_data.materialization.metadata
             for key in ("landed_rows", "rows", "rows_added"):
                 if key in meta:
-                    rows[entry.step_key] = rows.get(entry.step_key, 0) + int(meta[key].value)
+                    # a single-run backfill emits one materialization per day, each with the run's totals
+                    rows[entry.step_key] = max(rows.get(entry.step_key, 0), int(meta[key].value))
                     break
     for key, stage in out.items():
         if key in rows:
