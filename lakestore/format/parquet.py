@@ -40,7 +40,7 @@ def _encoding_options(table: pa.Table) -> dict[str, list[str]]:
         f.name
         for f in table.schema
         if (pa.types.is_string(f.type) or pa.types.is_binary(f.type) or pa.types.is_large_string(f.type))
-        and (sample is None or pc.count_distinct(sample.column(f.name)).as_py() * 2 <= _SAMPLE_ROWS)
+        and (sample is None or len(pc.unique(sample.column(f.name))) * 2 <= _SAMPLE_ROWS)
     ]
     statistics = [f.name for f in table.schema if f.name.startswith(KEY_PREFIX)]
     return {"use_dictionary": dictionary, "write_statistics": statistics}
