@@ -84,3 +84,24 @@ def test_partition_filter_keeps_manifests_whose_stats_admit_a_partition():
     nulls = in_partitions([encode_values(types, ["b", None])], types, source="test")
     assert nulls(meta([("a", None), ("c", 9)]))
     assert not nulls(meta([("a", 1), ("c", 9)]))
+
+
+def test_manifest_merge_reads_only_manifests_a_delete_may_touch(tmp_path, monkeypatch):
+    cat = lakestore.Catalog(str(tmp_path))
+    cat.create_database("db")
+    # every manifest counts as large (one entry each) and every commit merges the base list
+    options = {"bucket": "1", "write-only": "true", "manifest.target-file-size": "1 b", "manifest.merge-min-count": "2"}
+    table = cat.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options=options)
+    for day in range(20):
+        table.write_arrow(_rows([1, 2], f"d{day:02d}"))
+    table.write_arrow(_rows([2, 3], "d05"))
+    partition = next(p for p, _ in sorted(bucket_files(table, table.latest_snapshot())) if b"d05" in p)
+    message = compact_bucket(table, partition, 0, full=True)
+    assert message is not None and message.compact_before
+    read = _spy_reads(monkeypatch)
+    table.new_commit(commit_user="c").commit([message])
+    # d05's manifests (conflict check, merge) and the new DELETE manifest; none of the other 19 days
+    assert len(set(read)) <= 4
+    monkeypatch.undo()
+    rows = table.to_arrow()
+    assert rows.num_rows == 2 * 19 + 3

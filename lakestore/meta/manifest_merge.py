@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
+from lakestore.meta.file_scan import in_partitions
 from lakestore.meta.manifest import ADD, DELETE, ManifestEntry, ManifestFileMeta, ManifestStore, merge_entries
 from lakestore.meta.stats import values_stats
 
@@ -49,17 +50,27 @@ def merge_manifests(
     """
     if len(metas) < min_count:
         return list(metas), []
-    entries_by_manifest = {m.file_name: store.read_entries(m.file_name) for m in metas}
+    # Large manifests without DELETE entries are kept unless another manifest deletes one of
+    # their files; those whose partition statistics exclude every deleted file's partition are
+    # kept without being read, so merging costs what the small and changed manifests hold.
+    large = {m.file_name for m in metas if m.num_deleted_files == 0 and m.file_size >= target_size}
+    entries_by_manifest = {m.file_name: store.read_entries(m.file_name) for m in metas if m.file_name not in large}
     deleted = {e.identifier for entries in entries_by_manifest.values() for e in entries if e.kind == DELETE}
+    may_hold = in_partitions({key[0] for key in deleted}, partition_types, source=store.manifest_dir)
     kept: list[ManifestFileMeta] = []
     rewrite: list[ManifestEntry] = []
     for meta in metas:
-        entries = entries_by_manifest[meta.file_name]
-        untouched = meta.num_deleted_files == 0 and not any(e.identifier in deleted for e in entries)
-        if untouched and meta.file_size >= target_size:
-            kept.append(meta)
+        if meta.file_name in large:
+            if not deleted or not may_hold(meta):
+                kept.append(meta)
+                continue
+            entries = store.read_entries(meta.file_name)
+            if not any(e.identifier in deleted for e in entries):
+                kept.append(meta)
+                continue
         else:
-            rewrite.extend(entries)
+            entries = entries_by_manifest[meta.file_name]
+        rewrite.extend(entries)
     live = [e for e in merge_entries(rewrite).values() if e.kind == ADD]
     if any(e.kind == DELETE for e in merge_entries(rewrite).values()):
         # A DELETE whose ADD sits in a kept manifest cannot happen (that manifest would not be
