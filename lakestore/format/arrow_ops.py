@@ -89,6 +89,17 @@ def group_last(starts: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([starts[1:], [n]]).astype(np.int64) - 1
 
 
+def _per_key_null_placement() -> bool:
+    """Whether sort keys carry their own null placement (newer pyarrow deprecates the options-wide one)."""
+    try:
+        pc.SortOptions(sort_keys=[("k", "ascending", "at_start")])
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+_PER_KEY_NULLS = _per_key_null_placement()
+
 NUMPY_SORTABLE = (pa.types.is_integer, pa.types.is_floating, pa.types.is_date, pa.types.is_timestamp, pa.types.is_boolean)
 
 
@@ -108,5 +119,8 @@ def sort_order(table: pa.Table, keys: Sequence[str]) -> np.ndarray:
         if len(arrays) == 1:
             return np.argsort(arrays[0], kind="stable")
         return np.lexsort(arrays)
-    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys], null_placement="at_start")
+    if _PER_KEY_NULLS:
+        order = pc.sort_indices(table, sort_keys=[(k, "ascending", "at_start") for k in keys])
+    else:
+        order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys], null_placement="at_start")
     return as_numpy(order).astype(np.int64)
