@@ -162,6 +162,15 @@ def test_bucket_pruning_on_the_bucket_key(tables):
         assert _bucket_of(pk, loose) == all_buckets
     # a literal of another type does not prune (the row filter decides)
     assert _bucket_of(pk, col("id") == "3") == all_buckets
+    # the files actually opened: only those of the pinned bucket
+    counting = FaultyFileIO(LocalFileIO())
+    table = lakestore.Table.from_path(pk.path, file_io=counting)
+    table.to_arrow()
+    opened_all = counting.ops["open_input"]
+    counting.ops.clear()
+    assert table.to_arrow(filter=col("id") == 301).equals(full.filter(pc.field("id") == 301))
+    pinned_files = sum(len(s.files) for s in pk.plan(filter=col("id") == 301))
+    assert counting.ops["open_input"] == pinned_files < opened_all
 
 
 def test_bucket_pruning_with_a_composite_string_bucket_key(tmp_path):
