@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from lakestore.compact.append import compact_append, pick_append_files
 from lakestore.compact.batches import read_batches
@@ -21,7 +23,8 @@ from lakestore.compact.deletion_vectors import (
     with_positions,
 )
 from lakestore.compact.levels import Levels
-from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES
+from lakestore.compact.output import SortedRunWriter
+from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES, key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
 from lakestore.errors import CommitConflictError, DataFileMissingError
@@ -35,7 +38,7 @@ from lakestore.merge.changelog import diff_changelog
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import IndexFileMeta
-from lakestore.meta.manifest import DataFileMeta
+from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakestore.meta.partitions import check_partition_specs
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
@@ -91,8 +94,11 @@ class BucketCompactor:
 
     def read_batches(self, f: DataFileMeta) -> Iterator[pa.Table]:
         """A primary-key file's rows batch by batch, without the deleted ones (compaction inputs)."""
+        return self._batches(f, None)
+
+    def _batches(self, f: DataFileMeta, vectors: Mapping[str, np.ndarray] | None) -> Iterator[pa.Table]:
         columns = self.schema.field_names + [SEQUENCE_NUMBER, VALUE_KIND]
-        deleted = vectors_of(self.deletion_vectors, None, f.file_name) if self.deletion_vectors is not None else None
+        deleted = vectors_of(self.deletion_vectors, vectors, f.file_name) if self.deletion_vectors is not None else None
         batches = read_batches(
             self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns, batch_rows=BATCH_ROWS, deleted=deleted
         )
@@ -215,7 +221,7 @@ class BucketCompactor:
         self, files: Sequence[DataFileMeta], result: CompactResult, max_level: int, before_vectors: Mapping[str, np.ndarray] | None = None
     ) -> list[DataFileMeta]:
         """Diff of the top level before and after a full compaction (Paimon's full-compaction
-        changelog producer)."""
+        changelog producer), key range by key range: the two runs are read in slices together."""
         assert self.merge_engine is not None
         removed = {(f.file_name, f.level) for f in result.before}
         old_top = [f for f in files if f.level == max_level]
@@ -223,20 +229,42 @@ class BucketCompactor:
             f for f in result.after if f.level == max_level
         ]
         keys = list(self.schema.trimmed_primary_keys)
-        before = self._top_level_rows(old_top, before_vectors)
-        after = self._top_level_rows(new_top)
         values = [f.name for f in self.schema.fields if f.name not in self.schema.primary_keys]
-        changes = diff_changelog(before, after, keys, values, row_deduplicate=True)
-        if not changes.num_rows:
-            return []
-        return self.changelog_writer.write_kv(changes, level=0)
 
-    def _top_level_rows(self, files: Sequence[DataFileMeta], vectors: Mapping[str, np.ndarray] | None = None) -> pa.Table:
-        if not files:
-            system = [pa.field(SEQUENCE_NUMBER, pa.int64()), pa.field(VALUE_KIND, pa.int8())]
-            return pa.schema(list(self.schema.arrow_schema()) + system).empty_table()
-        rows = pa.concat_tables([self.read_file(f, vectors=vectors) for f in files])
+        def batches(side: _Side) -> Iterator[pa.Table]:
+            for rows in self._batches(side.file, None if side.after else before_vectors):
+                yield rows.append_column(_AFTER, pa.array(np.full(rows.num_rows, side.after)))
+
+        sides = [_Side(f, False) for f in old_top] + [_Side(f, True) for f in new_top]
+        output = SortedRunWriter(self.changelog_writer, level=0, file_source=FILE_SOURCE_APPEND)
+        try:
+            for rows in key_slices(sides, batches, keys, slice_bytes=SLICE_BYTES):
+                after = rows.column(_AFTER)
+                before_rows, after_rows = self._top_level(rows.filter(pc.invert(after))), self._top_level(rows.filter(after))
+                output.write(diff_changelog(before_rows, after_rows, keys, values, row_deduplicate=True))
+        except BaseException:
+            output.abort()
+            raise
+        return output.finish()
+
+    def _top_level(self, rows: pa.Table) -> pa.Table:
+        rows = rows.drop_columns([_AFTER])
         return drop_retracts(rows.take(sort_indices(rows, self.schema.trimmed_primary_keys)))
+
+
+@dataclass(frozen=True)
+class _Side:
+    """A top-level file before (``after`` False) or after a full compaction."""
+
+    file: DataFileMeta
+    after: bool
+
+    @property
+    def file_size(self) -> int:
+        return self.file.file_size
+
+
+_AFTER = "_AFTER_COMPACTION"  # which side of the diff a row is on
 
 
 def deletion_vectors_of(

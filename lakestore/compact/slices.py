@@ -12,6 +12,7 @@ key order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Protocol, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +20,14 @@ import pyarrow.compute as pc
 from lakestore.meta.manifest import DataFileMeta
 
 FileBatches = Callable[[DataFileMeta], Iterator[pa.Table]]
+
+
+class _OnDisk(Protocol):
+    @property
+    def file_size(self) -> int: ...
+
+
+F = TypeVar("F", bound=_OnDisk)
 
 BATCH_ROWS = 1 << 16  # rows read from a file at a time
 SLICE_BYTES = 64 << 20  # rows gathered before a slice is merged
@@ -77,8 +86,8 @@ def _less(rows: pa.Table, key_names: Sequence[str], bound: pa.Table) -> pa.Chunk
 
 
 def key_slices(
-    files: Sequence[DataFileMeta],
-    batches: FileBatches,
+    files: Sequence[F],
+    batches: Callable[[F], Iterator[pa.Table]],
     key_names: Sequence[str],
     *,
     slice_bytes: int = SLICE_BYTES,
