@@ -1,6 +1,12 @@
 """lakestore: Apache Paimon tables in Python."""
 
-from lakestore.catalog import Catalog
+import os
+
+# Before pyarrow loads (no effect once it has; a caller's own setting wins): pyarrow's mimalloc
+# commits each new arena eagerly, 0.1-0.25 s of system time in a process's first large read.
+os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
+
+from lakestore.catalog import Catalog  # noqa: E402 - after the allocator setting
 from lakestore.commit.commit import TableCommit
 from lakestore.errors import (
     CatalogError,
