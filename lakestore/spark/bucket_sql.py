@@ -64,24 +64,27 @@ def _mix_h_const(h: int, k: int) -> int:
 
 
 def _slot_words(name: str, dtype: DataType) -> tuple[Column, Column | None]:
-    """The two 32-bit words of a non-null value's 8-byte slot (None: always zero)."""
+    """The two 32-bit words of a value's 8-byte slot (None: always zero), never null: Spark then
+    generates code without null checks, small enough for the JIT to compile (a null value's slot
+    is zero, which the caller applies)."""
     value = F.col(name).cast(_SQL_TYPES[dtype.root])
     root = dtype.root
     if root == "BOOLEAN":
-        return F.when(value, _lit(1)).otherwise(_lit(0)), None
+        return F.when(F.coalesce(value, F.lit(False)), _lit(1)).otherwise(_lit(0)), None
     if root == "DATE":
-        return F.unix_date(value).cast("bigint").bitwiseAND(_lit(_MASK)), None
+        return F.coalesce(F.unix_date(value).cast("bigint"), _lit(0)).bitwiseAND(_lit(_MASK)), None
     width = {"TINYINT": 0xFF, "SMALLINT": 0xFFFF, "INT": _MASK, "BIGINT": _MASK}[root]
-    as_long = value.cast("bigint")
+    as_long = F.coalesce(value.cast("bigint"), _lit(0))
     low = as_long.bitwiseAND(_lit(width))
     return low, (F.shiftrightunsigned(as_long, 32).bitwiseAND(_lit(_MASK)) if root == "BIGINT" else None)
 
 
 def with_bucket(df: DataFrame, keys: Sequence[str], types: Sequence[DataType], buckets: int, name: str) -> DataFrame:
     """``df`` plus an INT column ``name``: each row's bucket, as ``lakestore.format.bucket``
-    computes it (only for ``supported`` key types)."""
+    computes it (only for ``supported`` key types). A key whose table type is NOT NULL (every
+    primary-key column) hashes without null bits: a null there is refused by the writer anyway."""
     assert supported(types)
-    nullable = [df.schema[k].nullable for k in keys]
+    nullable = [df.schema[k].nullable and t.nullable for k, t in zip(keys, types, strict=True)]
     header_words = header_size(len(keys)) // 4
     words: list[Column | None] = []
     null_bits: Column | None = None
@@ -95,11 +98,8 @@ def with_bucket(df: DataFrame, keys: Sequence[str], types: Sequence[DataType], b
         if len(keys) > 24:
             header[1] = F.shiftrightunsigned(null_bits, 32)
     words.extend(header)
-    for key, dtype, null in zip(keys, types, nullable, strict=True):
+    for key, dtype in zip(keys, types, strict=True):
         low, high = _slot_words(key, dtype)
-        if null:  # a null value's slot is zero
-            low = F.when(F.col(key).isNull(), _lit(0)).otherwise(low)
-            high = None if high is None else F.when(F.col(key).isNull(), _lit(0)).otherwise(high)
         words.extend([low, high])
     names = df.columns
     # Leading constant (zero) words mix into a constant: folded here.
