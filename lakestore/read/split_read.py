@@ -60,6 +60,7 @@ class SplitReader:
         self.partition_types = schema.types_of(schema.partition_keys)
         # Filters on these columns are exact per file: every version of a key shares them.
         self._key_and_partition = set(schema.primary_keys) | set(schema.partition_keys)
+        self._row_count_column = next(f.name for f in schema.fields if f.name not in schema.partition_keys)
         # Engines that keep one input row per key need neither _SEQUENCE_NUMBER (files are read
         # oldest first) nor the full sort of all columns.
         empty = np.zeros(0, dtype=np.int64)
@@ -121,8 +122,9 @@ class SplitReader:
         needs at most this many rows (a file may stop reading row groups once it has them)."""
         split = piece.split
         needed = list(dict.fromkeys(list(columns) + sorted(predicate.columns() if predicate else [])))
-        # Partition columns filled from the split's values are not read.
-        to_read = [c for c in needed if c not in self._constants]
+        # Partition columns filled from the split's values are not read; a read of those alone
+        # still reads one column, which carries the row count.
+        to_read = [c for c in needed if c not in self._constants] or [self._row_count_column]
         if piece.file is not None:
             # Rows are final: row groups are pruned by the predicate itself, retractions dropped.
             clean = not self.primary_key or piece.file.delete_row_count == 0

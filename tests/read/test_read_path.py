@@ -261,3 +261,23 @@ def test_deletion_vector_reads_stream_the_same_rows_and_keep_files_whole(tmp_pat
     for split in splits:
         reader.read(split, ["id"], col("id") < 10)
     assert reader.counters.row_groups_skipped == 0
+
+
+@pytest.mark.parametrize(
+    "options,keys",
+    [({"bucket": "2"}, ["dt", "id"]), ({}, []), ({"bucket": "1", "deletion-vectors.enabled": "true"}, ["dt", "id"])],
+    ids=["merge", "append", "deletion-vectors"],
+)
+def test_reading_only_partition_columns_keeps_every_row(tmp_path, options, keys):
+    """Partition columns come from the split, not the files: a read of those alone still counts
+    the rows (it once returned none)."""
+    schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.p", schema=schema, primary_keys=keys, partition_keys=["dt"], options=options)
+    table.write_arrow(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": ["x", "y", "z"]}, schema=schema))
+    table.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": ["w"]}, schema=schema))
+    full = table.to_arrow()
+    assert table.to_arrow(columns=["dt"]).column("dt").to_pylist() == full.column("dt").to_pylist()
+    assert table.to_arrow(columns=["dt"], filter=lakestore.col("dt") == "a").num_rows == full.filter(pc.equal(full["dt"], "a")).num_rows
+    assert sum(batch.num_rows for batch in table.to_batches(columns=["dt"])) == full.num_rows
