@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from lakestore.format.binary_row import encode_rows
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, kv_file_schema
-from lakestore.format.parquet import ROW_GROUP_ROWS, _encoding_options
+from lakestore.format.parquet import ROW_GROUP_ROWS, encoding_options
 from lakestore.format.types import DataType
 from lakestore.merge import retract_count
 from lakestore.meta.manifest import DataFileMeta, SimpleStats
@@ -127,7 +127,7 @@ class SortedRunWriter:
             compression=None if compression == "none" else compression,
             store_schema=False,
             write_page_checksum=True,
-            **_encoding_options(first),
+            **encoding_options(first),
         )
         self._open = (context, parquet, sink, _FileStats(name, path))
 

@@ -27,7 +27,7 @@ class WrittenFile:
 _SAMPLE_ROWS = 4096
 
 
-def _encoding_options(table: pa.Table) -> dict[str, list[str]]:
+def encoding_options(table: pa.Table) -> dict[str, list[str]]:
     """Dictionary-encode only strings and binaries, and of a table of more than a sample's rows
     only those that repeat in the sample: a column of distinct values pays for a dictionary that
     the writer abandons at its size limit (~15% of the encoding time). Small files keep their
@@ -67,7 +67,7 @@ def write_parquet_rolling(
                 compression=None if compression == "none" else compression,
                 store_schema=False,
                 write_page_checksum=True,
-                **_encoding_options(table),
+                **encoding_options(table),
             )
             while offset < total:
                 chunk = table.slice(offset, group_rows)
