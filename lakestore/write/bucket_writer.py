@@ -182,12 +182,16 @@ class MergeTreeBucketWriter(BucketWriter):
         self.value_names = value_names or []
         self._input: list[pa.Table] = []
         self._presorted = False
+        # The buffer's rows are in sequence-number order (every chunk came in arrival order): a
+        # stable sort by the key alone then orders them by (key, sequence), a cheaper sort.
+        self._in_sequence = True
 
     def write_kv(self, rows: pa.Table, kinds: pa.Array, *, arrival: np.ndarray | None = None) -> None:
         """Buffer rows with sequence numbers in arrival order. ``arrival``: the rows come sorted
         by key and these are their positions in the input batch; each row is numbered by its
         rank among them, and a buffer holding only this chunk needs no sort at flush."""
         self._presorted = arrival is not None and not self.buffer
+        self._in_sequence = (self._in_sequence or not self.buffer) and arrival is None
         n = rows.num_rows
         offsets = np.arange(n, dtype=np.int64) if arrival is None else _ranks(arrival)
         sequence = pa.array(self.next_sequence + offsets)
@@ -238,7 +242,8 @@ class MergeTreeBucketWriter(BucketWriter):
         return self.changelog_writer.write_kv(changes, level=level) if changes.num_rows else []
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
-        ordered = rows if self._presorted else rows.take(sort_indices(rows, self.sort_columns))
+        by_key = self._in_sequence and self.sort_columns == [*self.key_names, SEQUENCE_NUMBER]
+        ordered = rows if self._presorted else rows.take(sort_indices(rows, self.key_names if by_key else self.sort_columns))
         self._presorted = False
         merged = self.merge_engine.merge(ordered, self.key_names)
         if isinstance(self.merge_engine, FirstRowEngine):
