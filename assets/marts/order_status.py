@@ -96,7 +96,8 @@ def check_matches(
                 bad.append(k)
         if r["line_count"] is not None and r["line_count"] != line_counts.get(k, 0):
             bad.append(k)
-    missing = [k for k in expected if k not in {(r["dt"], r["o_orderkey"]) for r in status.to_pylist()}]
+    present = set(zip(status["dt"].to_pylist(), status["o_orderkey"].to_pylist(), strict=True))
+    missing = [k for k in expected if k not in present]
     return dg.AssetCheckResult(
         check_name=MATCHES,
         asset_key=KEY,

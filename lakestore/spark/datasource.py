@@ -33,6 +33,7 @@ from lakestore.spark.source import (
     BUCKET_COLUMN,
     FILTER_OPTION,
     SOURCE_NAME,
+    PaimonFilteringReader,
     PaimonReader,
     PaimonWriter,
     _columns_option,
@@ -78,11 +79,32 @@ class PaimonDataSource(DataSource):
         return PaimonStreamWriter(self.options, overwrite)
 
 
-def register(spark: SparkSession) -> None:
-    """Make ``format("paimon")`` available in this session (idempotent). Also turns on Spark's
-    filter pushdown into Python data sources, which the source's reader needs (a session setting)."""
-    spark.conf.set(FILTER_PUSHDOWN, "true")
-    spark.dataSource.register(PaimonDataSource)
+class PaimonPushdownDataSource(PaimonDataSource):
+    """``format("paimon")`` whose reader takes Spark's pushed filters (see ``register``)."""
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return PaimonFilteringReader(self.options, schema)
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """The session's default parallelism; a Spark Connect client has no SparkContext to ask, so
+    there it is ``spark.default.parallelism`` if set, else ``spark.sql.shuffle.partitions``."""
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        return int(spark.conf.get("spark.default.parallelism", None) or spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    return int(spark.sparkContext.defaultParallelism)
+
+
+def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
+    """Make ``format("paimon")`` available in this session (idempotent).
+
+    ``filter_pushdown`` turns on Spark's filter pushdown into Python data sources (a session
+    setting), which prunes partitions, buckets and files by a query's filters. It is off by
+    default: Spark 4.3 keeps the read planned for one query's pushed filters on the relation, so a
+    DataFrame queried again without filters (``df.count()`` after ``df.where(...).count()``)
+    would return the filtered rows. Without it Spark applies every filter itself (exact, with no
+    pruning); ``read_dataframe(filter=...)`` prunes safely, the filter being part of the relation."""
+    spark.conf.set(FILTER_PUSHDOWN, "true" if filter_pushdown else "false")
+    spark.dataSource.register(PaimonPushdownDataSource if filter_pushdown else PaimonDataSource)
 
 
 def bucket_column(table: Table) -> Column:
@@ -204,7 +226,7 @@ def distribute(df: DataFrame, table: Table, *, tasks: int | None = None) -> Data
     over the partition and bucket keys only."""
     if not needs_single_writer(table):
         return df
-    tasks = max(1, tasks or df.sparkSession.sparkContext.defaultParallelism)
+    tasks = max(1, tasks or default_parallelism(df.sparkSession))
     # An explicit partition count: adaptive execution keeps it (no coalescing into fewer writers).
     return _with_writer_slots(df, table, tasks).repartition(tasks, F.col(BUCKET_COLUMN))
 
@@ -263,7 +285,7 @@ def read_dataframe(
     if snapshot_id is not None:
         options["snapshot-id"] = str(snapshot_id)
     # One task per core: each read task pays a Python worker round trip, and groups are balanced by rows.
-    options["max-partitions"] = str(max_tasks or spark.sparkContext.defaultParallelism)
+    options["max-partitions"] = str(max_tasks or default_parallelism(spark))
     if filter is not None:
         unknown = [c for c in filter.columns() if c not in table.schema.field_names]
         if unknown:

@@ -70,7 +70,6 @@ def spark_settings(master: str = "local[*]") -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": JAVA17_OPTIONS,
         "spark.executor.extraJavaOptions": JAVA17_OPTIONS,
-        "spark.sql.python.filterPushdown.enabled": "true",
         "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON") or sys.executable,
         "spark.pyspark.driver.python": sys.executable,
     }

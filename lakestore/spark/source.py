@@ -253,16 +253,6 @@ class PaimonReader(DataSourceReader):
         encoded = self.options.get(FILTER_OPTION)
         self.filter: Predicate | None = pickle.loads(base64.b64decode(str(encoded))) if encoded else None  # noqa: S301 - our own option
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
-        table = open_table(self.options)
-        pushable = {f.name for f in table.schema.fields if f.type.root in _PUSHABLE_TYPES}
-        for spark_filter in filters:
-            pred = to_predicate(spark_filter, pushable)
-            if pred is None:
-                yield spark_filter
-            else:
-                self.filter = pred if self.filter is None else self.filter & pred
-
     def partitions(self) -> Sequence[InputPartition]:
         table = open_table(self.options)
         splits = table.plan(
@@ -284,6 +274,21 @@ class PaimonReader(DataSourceReader):
         for split in partition.value:
             data = to_spark_arrow(reader.read(split, self.names, self.filter), target)
             yield from data.to_batches(max_chunksize=_BATCH_ROWS)
+
+
+class PaimonFilteringReader(PaimonReader):
+    """The reader with Spark's filter pushdown (``register(spark, filter_pushdown=True)``):
+    PySpark refuses a reader that has ``pushFilters`` while the session's pushdown is off."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
+        table = open_table(self.options)
+        pushable = {f.name for f in table.schema.fields if f.type.root in _PUSHABLE_TYPES}
+        for spark_filter in filters:
+            pred = to_predicate(spark_filter, pushable)
+            if pred is None:
+                yield spark_filter
+            else:
+                self.filter = pred if self.filter is None else self.filter & pred
 
 
 def _read_snapshot(table: Table, options: Mapping[str, str]) -> Snapshot | None:
