@@ -170,9 +170,10 @@ class SplitReader:
         # they may drop rows (and row groups) before the merge.
         # (Partition columns filled in later are left to the final filter.)
         prefilter = restrict(predicate, self._key_and_partition & set(merge_columns))
-        retracts = any(f.delete_row_count != 0 for f in split.files)
+        # _VALUE_KIND is always read for a merge: other writers' delete_row_count is not to be
+        # trusted here (pypaimon 2.1 records 0 for files holding -D and -U rows).
         fast = self._single_row and not self.sequence_fields
-        system = ([VALUE_KIND] if retracts else []) if fast else [SEQUENCE_NUMBER, VALUE_KIND]
+        system = [VALUE_KIND] if fast else [SEQUENCE_NUMBER, VALUE_KIND]
         parts = [apply_filter(self._read_file(split, f, merge_columns, system, prune=prefilter), prefilter) for f in oldest_first]
         rows = _concat(parts)
         if rows.num_rows == 0:
@@ -180,8 +181,7 @@ class SplitReader:
         if fast:
             # One take of each key's winning row from the unsorted input (string columns are
             # copied once, no sort of the value columns).
-            table = rows.take(indices(self._winners(rows)))
-            return drop_retracts(table) if retracts else table
+            return drop_retracts(rows.take(indices(self._winners(rows))))
         order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
         order = sort_indices(rows, order_columns)
         return self.merge_engine.merge_and_drop_retracts(rows.take(order), self.key_names)
