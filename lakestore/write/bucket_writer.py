@@ -181,20 +181,11 @@ class MergeTreeBucketWriter(BucketWriter):
         self.row_deduplicate = row_deduplicate
         self.value_names = value_names or []
         self._input: list[pa.Table] = []
-        self._presorted = False
-        # The buffer's rows are in sequence-number order (every chunk came in arrival order): a
-        # stable sort by the key alone then orders them by (key, sequence), a cheaper sort.
-        self._in_sequence = True
 
-    def write_kv(self, rows: pa.Table, kinds: pa.Array, *, arrival: np.ndarray | None = None) -> None:
-        """Buffer rows with sequence numbers in arrival order. ``arrival``: the rows come sorted
-        by key and these are their positions in the input batch; each row is numbered by its
-        rank among them, and a buffer holding only this chunk needs no sort at flush."""
-        self._presorted = arrival is not None and not self.buffer
-        self._in_sequence = (self._in_sequence or not self.buffer) and arrival is None
+    def write_kv(self, rows: pa.Table, kinds: pa.Array) -> None:
+        """Buffer rows (in arrival order) numbered with the next sequence numbers."""
         n = rows.num_rows
-        offsets = np.arange(n, dtype=np.int64) if arrival is None else _ranks(arrival)
-        sequence = pa.array(self.next_sequence + offsets)
+        sequence = pa.array(self.next_sequence + np.arange(n, dtype=np.int64))
         self.next_sequence += n
         prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
         self.write(prepared)
@@ -242,9 +233,10 @@ class MergeTreeBucketWriter(BucketWriter):
         return self.changelog_writer.write_kv(changes, level=level) if changes.num_rows else []
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
-        by_key = self._in_sequence and self.sort_columns == [*self.key_names, SEQUENCE_NUMBER]
-        ordered = rows if self._presorted else rows.take(sort_indices(rows, self.key_names if by_key else self.sort_columns))
-        self._presorted = False
+        # The buffer's rows are in sequence-number order (chunks arrive in order, numbered in
+        # order): a stable sort by the key alone orders them by (key, sequence), a cheaper sort.
+        by_key = self.sort_columns == [*self.key_names, SEQUENCE_NUMBER]
+        ordered = rows.take(sort_indices(rows, self.key_names if by_key else self.sort_columns))
         merged = self.merge_engine.merge(ordered, self.key_names)
         if isinstance(self.merge_engine, FirstRowEngine):
             merged = self._drop_existing_keys(merged)
@@ -253,13 +245,6 @@ class MergeTreeBucketWriter(BucketWriter):
             # so that readers may read it without merging.
             merged = drop_retracts(merged)
         return self.file_writer.write_kv(merged, level=0) if merged.num_rows else []
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Rank of each of ``values`` (distinct) among them: the inverse of their sort order."""
-    ranks = np.empty(len(values), dtype=np.int64)
-    ranks[np.argsort(values)] = np.arange(len(values), dtype=np.int64)
-    return ranks
 
 
 def _join_by_key(rows: pa.Table, keys: pa.Table, key_names: list[str], join_type: str) -> pa.Table:

@@ -12,7 +12,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import NullKeyError, SchemaMismatchError
-from lakestore.format.arrow_ops import NUMPY_SORTABLE
 from lakestore.format.binary_row import encode_values
 from lakestore.format.bucket import compute_buckets
 from lakestore.format.kv import ROW_KIND_SHORT
@@ -188,38 +187,25 @@ def partition_groups(data: pa.Table, partition_keys: Sequence[str]) -> Iterator[
 
 @dataclass(frozen=True)
 class Routed:
-    """The rows of one (partition, bucket) of an input batch. ``positions`` is set when the
-    rows were also sorted by key: each row's position in the input batch (arrival order)."""
+    """The rows of one (partition, bucket) of an input batch, in input order."""
 
     partition_values: tuple[Any, ...]
     bucket: int
     rows: pa.Table
-    positions: np.ndarray | None
 
 
-def split_by_partition_and_bucket(
-    data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...], *, sort_columns: Sequence[str] = ()
-) -> Iterator[Routed]:
-    """Group rows by (partition values, bucket), keeping input order inside each group.
-
-    With ``sort_columns`` that NumPy can sort (fixed width, no nulls), each group also comes out
-    stably sorted by them, in the same single reorder, with the rows' input positions (so
-    writers skip their own sort yet number rows in arrival order)."""
+def split_by_partition_and_bucket(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...]) -> Iterator[Routed]:
+    """Group rows by (partition values, bucket), keeping input order inside each group. Rows are
+    not sorted here: each bucket writer sorts its own, in parallel when the commit is prepared."""
     n = data.num_rows
     if n == 0:
         return
     radix = int(buckets.max()) + 1 if n else 1
     group = buckets.astype(np.int64) + partition_codes(data, partition_keys) * radix
-    keys = [data.column(c) for c in sort_columns]
-    presort = bool(keys) and all(k.null_count == 0 and any(check(k.type) for check in NUMPY_SORTABLE) for k in keys)
-    single = bool((group == group[0]).all())
-    if single and not presort:
-        yield Routed(tuple(data.column(k)[0].as_py() for k in partition_keys), int(buckets[0]), data, None)
+    if bool((group == group[0]).all()):
+        yield Routed(tuple(data.column(k)[0].as_py() for k in partition_keys), int(buckets[0]), data)
         return
-    if presort:
-        order = np.lexsort([np.asarray(k.to_numpy()) for k in reversed(keys)] + ([] if single else [group]))
-    else:
-        order = np.argsort(group, kind="stable")
+    order = np.argsort(group, kind="stable")
     ordered = data.take(pa.array(order))
     sorted_groups = group[order]
     starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_groups)) + 1, [n]])
@@ -227,4 +213,4 @@ def split_by_partition_and_bucket(
     for s_, e in zip(starts[:-1], starts[1:], strict=False):
         chunk = ordered.slice(int(s_), int(e - s_))
         values = tuple(chunk.column(k)[0].as_py() for k in partition_keys)
-        yield Routed(values, int(bucket_sorted[s_]), chunk, order[s_:e] if presort else None)
+        yield Routed(values, int(bucket_sorted[s_]), chunk)

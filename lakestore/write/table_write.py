@@ -104,10 +104,7 @@ class TableWrite:
             rows = rows.append_column("__hash", pa.array(hashes))
         else:
             buckets = assign_buckets(rows, self.schema)
-        # Primary-key rows are sorted by key in the same pass that groups them by bucket (unless a
-        # sequence.field takes part in the order); append rows keep their input order.
-        presort = list(self.schema.trimmed_primary_keys) if self.primary_key and not self.options.sequence_fields else []
-        for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys, sort_columns=presort):
+        for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys):
             writer = self._writer(routed.partition_values, routed.bucket)
             chunk = routed.rows
             if self._dynamic is not None:
@@ -115,7 +112,7 @@ class TableWrite:
                 chunk = chunk.drop_columns(["__hash"])
             if isinstance(writer, MergeTreeBucketWriter):
                 chunk_kinds = chunk.column("__kind").combine_chunks()
-                writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds, arrival=routed.positions)
+                writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds)
             else:
                 writer.write(chunk)
         self._bound_memory()
