@@ -99,12 +99,17 @@ class RssSampler:
             self._stop.wait(interval)
 
     def __enter__(self) -> RssSampler:
+        # The first sample is taken here: the thread may not run before the measured work has.
+        self.samples.append((time.time(), *tree_usage(os.getpid())))
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        # A final sample: a busy interpreter holding the GIL may have kept the thread from
+        # sampling the end of the measured work.
+        self.samples.append((time.time(), *tree_usage(os.getpid())))
 
     def cpu(self, start: float, end: float) -> float | None:
         """CPU seconds the process tree used between ``start`` and ``end`` (to the sampling interval)."""

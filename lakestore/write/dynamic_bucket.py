@@ -110,7 +110,7 @@ class PartitionIndex:
 
 class HashBucketAssigner:
     """Assigns buckets to keys of a dynamic-bucket table from the index of ``entries`` (the base
-    snapshot's index manifest). ``fresh=True`` ignores the existing index (an overwrite)."""
+    snapshot's index manifest; none for an overwrite, which starts the index afresh)."""
 
     def __init__(
         self,
@@ -121,14 +121,13 @@ class HashBucketAssigner:
         target_row_num: int,
         num_assigners: int = 1,
         assign_id: int = 0,
-        fresh: bool = False,
     ) -> None:
         self.file_io = file_io
         self.table_path = table_path
         self.target_row_num = target_row_num
         self.num_assigners = num_assigners
         self.assign_id = assign_id
-        self._entries = [] if fresh else [e for e in entries if e.index_file.index_type == HASH_INDEX]
+        self._entries = [e for e in entries if e.index_file.index_type == HASH_INDEX]
         self._partitions: dict[bytes, PartitionIndex] = {}
 
     def _mine(self, bucket: int) -> bool:
