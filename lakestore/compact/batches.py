@@ -11,13 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lakestore.errors import CorruptMetadataError, DataFileMissingError
-from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.io.fileio import FileIO
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.deletion_vectors import apply_vector
-
-_SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
+from lakestore.read.schema_evolution import FileColumns
 
 
 def read_batches(
@@ -33,13 +31,7 @@ def read_batches(
 ) -> Iterator[pa.Table]:
     """The file's rows in batches of up to ``batch_rows`` (fewer where ``deleted``, the sorted
     positions of its deletion vector, removes rows)."""
-    system = [c for c in wanted if c in _SYSTEM]
-    user = [c for c in wanted if c not in _SYSTEM]
-    file_schema = schema if meta.schema_id == schema.id else schemas.get(meta.schema_id)
-    file_names = {f.id: f.name for f in file_schema.fields}
-    sources = {name: file_names.get(schema.field(name).id) for name in user}
-    to_read = list(dict.fromkeys([s for s in sources.values() if s is not None] + system))
-    targets = {name: schema.field(name).type.to_arrow() for name in user}
+    mapping = FileColumns.of(meta, schema, schemas, wanted)
     if deleted is not None and len(deleted) and int(deleted[-1]) >= meta.row_count:
         raise CorruptMetadataError("deletion vector", f"position {int(deleted[-1])} beyond the {meta.row_count} rows of {path}")
     try:
@@ -54,18 +46,8 @@ def read_batches(
             if parquet.metadata.num_rows != meta.row_count:
                 raise CorruptMetadataError(path, f"holds {parquet.metadata.num_rows} rows, manifest says {meta.row_count}")
             offset = 0
-            for batch in parquet.iter_batches(batch_size=batch_rows, columns=to_read, use_threads=False):
-                table = pa.Table.from_batches([batch])
-                columns = []
-                for name in user:
-                    source_name = sources[name]
-                    if source_name is None:
-                        columns.append(pa.nulls(table.num_rows, targets[name]))
-                        continue
-                    column = table.column(source_name)
-                    columns.append(column if column.type == targets[name] else column.cast(targets[name]))
-                columns += [table.column(c) for c in system]
-                rows = pa.Table.from_arrays(columns, names=user + system)
+            for batch in parquet.iter_batches(batch_size=batch_rows, columns=mapping.to_read, use_threads=False):
+                rows = mapping.conform(pa.Table.from_batches([batch]))
                 if deleted is not None and len(deleted):
                     low, high = np.searchsorted(deleted, [offset, offset + rows.num_rows])
                     rows = apply_vector(rows, deleted[low:high].astype(np.int64) - offset)

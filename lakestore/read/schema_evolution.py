@@ -5,6 +5,7 @@ nulls and widened types are cast."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -17,6 +18,44 @@ from lakestore.read.parquet_read import ReadCounters, prunable, read_parquet_fil
 from lakestore.read.predicate import Predicate
 
 _SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
+
+
+@dataclass(frozen=True)
+class FileColumns:
+    """How a data file written under an older schema maps onto ``schema`` (by field id): the file
+    columns to read, and each wanted table column's source in the file (None: added later)."""
+
+    file_schema: TableSchema
+    user: list[str]
+    system: list[str]
+    sources: dict[str, str | None]
+    targets: dict[str, pa.DataType]
+
+    @classmethod
+    def of(cls, meta: DataFileMeta, schema: TableSchema, schemas: SchemaManager, wanted: Sequence[str]) -> FileColumns:
+        system = [c for c in wanted if c in _SYSTEM]
+        user = [c for c in wanted if c not in _SYSTEM]
+        file_schema = schema if meta.schema_id == schema.id else schemas.get(meta.schema_id)
+        file_names = {f.id: f.name for f in file_schema.fields}
+        sources = {name: file_names.get(schema.field(name).id) for name in user}
+        return cls(file_schema, user, system, sources, {name: schema.field(name).type.to_arrow() for name in user})
+
+    @property
+    def to_read(self) -> list[str]:
+        return list(dict.fromkeys([s for s in self.sources.values() if s is not None] + self.system))
+
+    def conform(self, table: pa.Table) -> pa.Table:
+        """File rows as the wanted table columns (renamed, widened, null for added columns)."""
+        columns = []
+        for name in self.user:
+            target, source = self.targets[name], self.sources[name]
+            if source is None:
+                columns.append(pa.nulls(table.num_rows, target))
+                continue
+            column = table.column(source)
+            columns.append(column if column.type == target else column.cast(target))
+        columns += [table.column(c) for c in self.system]
+        return pa.Table.from_arrays(columns, names=self.user + self.system)
 
 
 def read_as_schema(
@@ -34,18 +73,13 @@ def read_as_schema(
     """``predicate``: skip row groups whose statistics cannot match it (the caller filters the
     rows; only safe where rows are final, not before a merge on other columns or a deletion
     vector). ``row_limit``: read row groups only until this many rows."""
-    system = [c for c in wanted if c in _SYSTEM]
-    user = [c for c in wanted if c not in _SYSTEM]
-    file_schema = schema if meta.schema_id == schema.id else schemas.get(meta.schema_id)
-    file_names = {f.id: f.name for f in file_schema.fields}
-    sources = {name: file_names.get(schema.field(name).id) for name in user}
-    to_read = [s for s in sources.values() if s is not None] + system
-    stats_columns = _stats_columns(schema, file_schema, predicate) if predicate is not None else None
+    mapping = FileColumns.of(meta, schema, schemas, wanted)
+    stats_columns = _stats_columns(schema, mapping.file_schema, predicate) if predicate is not None else None
     try:
         table, file_rows = read_parquet_file(
             file_io,
             path,
-            list(dict.fromkeys(to_read)),
+            mapping.to_read,
             predicate=predicate,
             stats_columns=stats_columns,
             row_limit=row_limit,
@@ -57,17 +91,7 @@ def read_as_schema(
         ) from exc
     if file_rows != meta.row_count or (predicate is None and row_limit is None and table.num_rows != file_rows):
         raise CorruptMetadataError(path, f"holds {file_rows} rows, manifest says {meta.row_count}")
-    columns = []
-    for name in user:
-        target = schema.field(name).type.to_arrow()
-        source = sources[name]
-        if source is None:
-            columns.append(pa.nulls(table.num_rows, target))
-            continue
-        column = table.column(source)
-        columns.append(column if column.type == target else column.cast(target))
-    columns += [table.column(c) for c in system]
-    return pa.Table.from_arrays(columns, names=user + system)
+    return mapping.conform(table)
 
 
 def _stats_columns(schema: TableSchema, file_schema: TableSchema, predicate: Predicate) -> dict[str, str]:
