@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.deletion_vector import encode_index_file, sorted_unique
+from lakestore.format.arrow_ops import sorted_unique
+from lakestore.format.deletion_vector import encode_index_file
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CompactResult
 from lakestore.meta.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorRange, IndexFileMeta

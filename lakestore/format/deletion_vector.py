@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.arrow_ops import sorted_unique
 
 DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 VERSION_ID_V1 = 1
@@ -175,15 +176,6 @@ def deserialize_vector(data: bytes | memoryview, *, source: str = "deletion vect
     if len(data) < 4 or struct.unpack_from(">i", data, 0)[0] != MAGIC_NUMBER:
         raise CorruptMetadataError(source, "invalid deletion vector magic number")
     return deserialize_bitmap(memoryview(data)[4:], source=source)
-
-
-def sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` through a sort: NumPy 2.3+'s hash-based ``unique`` is several times
-    slower on integer arrays of this size."""
-    ordered = np.sort(values)
-    keep = np.ones(len(ordered), dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    return ordered[keep]
 
 
 def normalize_positions(positions: Iterable[int] | np.ndarray) -> np.ndarray:
