@@ -193,22 +193,18 @@ class Table:
         Nothing is committed and no written file is left behind if the data is rejected.
         """
         user = commit_user or str(uuid.uuid4())
-        write = self.new_write(commit_user=user, overwrite=overwrite)
-        try:
+        with self.new_write(commit_user=user, overwrite=overwrite) as write:  # aborts on any error
             write.write_arrow(data)
             messages = write.prepare_commit()
-        except BaseException:
-            write.abort()
-            raise
-        if not messages and (overwrite is None or overwrite is False):
-            return None
-        committer = self.new_commit(commit_user=user)
-        try:
-            snapshots = committer.commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite), watermark=watermark)
-        except BaseException:
-            if not committer.publish_attempted:
-                write.abort()  # nothing was published: these files can never be referenced
-            raise
+            if not messages and (overwrite is None or overwrite is False):
+                return None
+            committer = self.new_commit(commit_user=user)
+            try:
+                snapshots = committer.commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite), watermark=watermark)
+            except BaseException:
+                if committer.publish_attempted:
+                    write.close()  # a publish may have landed: its files must stay
+                raise
         return snapshots[-1] if snapshots else None
 
     @staticmethod

@@ -28,7 +28,7 @@ from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES, key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
 from lakestore.errors import CommitConflictError, DataFileMissingError
-from lakestore.format.arrow_ops import sort_indices
+from lakestore.format.arrow_ops import from_numpy, sort_indices
 from lakestore.format.binary_row import decode_row, encode_values
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.partition_path import bucket_dir, partition_path
@@ -233,7 +233,7 @@ class BucketCompactor:
 
         def batches(side: _Side) -> Iterator[pa.Table]:
             for rows in self._batches(side.file, None if side.after else before_vectors):
-                yield rows.append_column(_AFTER, pa.array(np.full(rows.num_rows, side.after)))
+                yield rows.append_column(_AFTER, from_numpy(np.full(rows.num_rows, side.after)))
 
         sides = [_Side(f, False) for f in old_top] + [_Side(f, True) for f in new_top]
         output = SortedRunWriter(self.changelog_writer, level=0, file_source=FILE_SOURCE_APPEND)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.arrow_ops import sorted_unique
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, sorted_unique
 from lakestore.format.deletion_vector import encode_index_file
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CompactResult
@@ -163,7 +163,6 @@ def lookup_older_versions(
     if not level0 or not others:
         return LookupResult({}, None)
     keys = pa.concat_tables([read_positioned(f).select(list(key_names)) for f in level0])
-    keys = keys.group_by(list(key_names)).aggregate([])
     deletions: dict[str, np.ndarray] = {}
     found: list[pa.Table] = []
     for f in others:
@@ -171,17 +170,17 @@ def lookup_older_versions(
         matched = rows.join(keys, keys=list(key_names), join_type="left semi", use_threads=False)
         if not matched.num_rows:
             continue
-        positions = np.sort(matched.column(POSITION).to_numpy())
+        positions = np.sort(as_numpy(matched.column(POSITION)))
         deletions[f.file_name] = positions
         if keep_rows:
-            found.append(read_whole(f).take(pa.array(positions)))
+            found.append(read_whole(f).take(indices(positions)))
     rows_found = pa.concat_tables(found) if keep_rows and found else None
     return LookupResult(deletions, rows_found)
 
 
 def with_positions(table: pa.Table, positions: np.ndarray | None) -> pa.Table:
     """A whole file's rows (or some of its columns) with their positions, the deleted ones removed."""
-    numbered = table.append_column(POSITION, pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    numbered = table.append_column(POSITION, from_numpy(np.arange(table.num_rows, dtype=np.int64)))
     return apply_vector(numbered, positions)
 
 

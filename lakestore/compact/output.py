@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lakestore.format.arrow_ops import min_max
 from lakestore.format.binary_row import encode_rows
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, kv_file_schema
 from lakestore.format.parquet import ROW_GROUP_ROWS, encoding_options
@@ -35,11 +36,7 @@ def _summary(rows: pa.Table, names: list[str], types: list[DataType]) -> tuple[p
         column = rows.column(name)
         arrow_type = dtype.to_arrow()
         nulls.append(column.null_count)
-        if column.null_count == len(column):
-            arrays.append(pa.nulls(2, arrow_type))
-            continue
-        result = pc.min_max(column)
-        arrays.append(pa.array([result["min"], result["max"]], type=arrow_type))
+        arrays.append(pa.nulls(2, arrow_type) if column.null_count == len(column) else min_max(column, arrow_type))
     return pa.Table.from_arrays(arrays, names=names), nulls
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import CorruptMetadataError, UnsupportedTypeError
+from lakestore.format.arrow_ops import as_numpy, from_pylist
 from lakestore.format.types import DataType
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -71,7 +72,7 @@ def _empty(n: int) -> np.ndarray:
 def _null_mask(arr: pa.Array) -> np.ndarray:
     if arr.null_count == 0:
         return np.zeros(len(arr), dtype=bool)
-    return np.asarray(arr.is_null(), dtype=bool)
+    return as_numpy(arr.is_null())
 
 
 def _fixed(slot: np.ndarray, null: np.ndarray) -> _Column:
@@ -81,7 +82,7 @@ def _fixed(slot: np.ndarray, null: np.ndarray) -> _Column:
 
 
 def _ints(arr: pa.Array, numpy_type: str, unsigned: str) -> np.ndarray:
-    values = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=numpy_type)
+    values = as_numpy(arr).astype(numpy_type, copy=False)  # slots of nulls are zeroed by _fixed
     return values.view(unsigned).astype(np.uint64)
 
 
@@ -139,7 +140,7 @@ def _wide_decimal_column(arr: pa.Array, null: np.ndarray) -> _Column:
 
 def _timestamp_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     unit = arr.type.unit
-    values = np.asarray(arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    values = as_numpy(arr.cast(pa.int64()))  # callers zero the slots of nulls
     if unit == "s":
         return values * 1000, np.zeros_like(values)
     per_ms = _UNIT_PER_MS[unit]
@@ -154,7 +155,7 @@ def _column(dtype: DataType, arr: pa.Array) -> _Column:
     null = _null_mask(arr)
     root = dtype.root
     if root == "BOOLEAN":
-        return _fixed(np.asarray(arr.fill_null(False).to_numpy(zero_copy_only=False), dtype=np.uint64), null)
+        return _fixed(as_numpy(arr).astype(np.uint64), null)
     if root == "TINYINT":
         return _fixed(_ints(arr, "int8", "uint8"), null)
     if root == "SMALLINT":
@@ -166,10 +167,10 @@ def _column(dtype: DataType, arr: pa.Array) -> _Column:
     if root == "BIGINT":
         return _fixed(_ints(arr, "int64", "uint64"), null)
     if root == "FLOAT":
-        values = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float32)
+        values = as_numpy(arr).astype(np.float32, copy=False)
         return _fixed(values.view(np.uint32).astype(np.uint64), null)
     if root == "DOUBLE":
-        values = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64)
+        values = as_numpy(arr).astype(np.float64, copy=False)
         return _fixed(values.view(np.uint64), null)
     if dtype.is_string or dtype.is_binary:
         return _string_column(arr, null)
@@ -237,7 +238,7 @@ def _encode_fixed(arity: int, n: int, head: int, columns: list[_Column]) -> Bina
 
 def encode_values(types: Sequence[DataType], values: Sequence[Any]) -> bytes:
     """One row of Python values, serialized with its arity prefix."""
-    arrays = [pa.array([v], type=t.to_arrow()) for t, v in zip(types, values, strict=False)]
+    arrays = [from_pylist([v], t.to_arrow()) for t, v in zip(types, values, strict=False)]
     return encode_rows(types, arrays, 1).row(0)
 
 

@@ -16,23 +16,33 @@ _C2 = np.uint32(0x1B873593)
 _SEED = 42
 
 
-def _rotl(x: np.ndarray, r: int) -> np.ndarray:
-    return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
+def _rotl_inplace(x: np.ndarray, r: int, scratch: np.ndarray) -> None:
+    np.right_shift(x, np.uint32(32 - r), out=scratch)
+    np.left_shift(x, np.uint32(r), out=x)
+    np.bitwise_or(x, scratch, out=x)
 
 
 def hash_rows(rows: BinaryRows) -> np.ndarray:
-    """Java ``BinaryRow.hashCode()`` of every row, as int32."""
+    """Java ``BinaryRow.hashCode()`` of every row, as int32 (in-place NumPy passes: no
+    temporaries per word)."""
     words = rows.words()
     n = len(rows)
     nwords = rows.sizes // 4
     h = np.full(n, _SEED, dtype=np.uint32)
     uniform = bool((nwords == nwords[0]).all()) if n else True
+    k, scratch = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
     with np.errstate(over="ignore"):
         for j in range(words.shape[1]):
-            k = words[:, j] * _C1
-            k = _rotl(k, 15) * _C2
-            mixed = _rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
-            h = mixed if uniform else np.where(j < nwords, mixed, h)
+            np.multiply(words[:, j], _C1, out=k)
+            _rotl_inplace(k, 15, scratch)
+            np.multiply(k, _C2, out=k)
+            mixed = h if uniform else h.copy()
+            np.bitwise_xor(mixed, k, out=mixed)
+            _rotl_inplace(mixed, 13, scratch)
+            np.multiply(mixed, np.uint32(5), out=mixed)
+            np.add(mixed, np.uint32(0xE6546B64), out=mixed)
+            if not uniform:
+                h = np.where(j < nwords, mixed, h)
         h ^= rows.sizes.astype(np.uint32)
         h ^= h >> np.uint32(16)
         h *= np.uint32(0x85EBCA6B)

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import MergeEngineError, OptionError
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
 from lakestore.format.kv import INSERT, VALUE_KIND
 from lakestore.format.types import DataType
 from lakestore.merge.engine import Groups, MergeEngine, first_valid_index, last_valid_index, retract_mask, take_or_null
@@ -88,9 +89,9 @@ class AggregationEngine(MergeEngine):
             column = rows.column(name)
             function = self.functions.get(name)
             if name == VALUE_KIND:
-                columns.append(pa.array(np.full(groups.count, INSERT, dtype=np.int8)))
+                columns.append(from_numpy(np.full(groups.count, INSERT, dtype=np.int8)))
             elif name in key_columns or function is None:
-                columns.append(column.take(pa.array(groups.lasts)))
+                columns.append(column.take(indices(groups.lasts)))
             else:
                 merged = self._aggregate(name, function, column, groups, ids, retract)
                 columns.append(merged.cast(column.type) if merged.type != column.type else merged)
@@ -103,13 +104,13 @@ class AggregationEngine(MergeEngine):
             return self._integer_product_with_retract(name, column, groups, ids, retract)
         if retract.any():
             if self.ignore_retract.get(name, False) or function not in _RETRACTABLE:
-                column = pc.if_else(pa.array(retract), pa.nulls(len(column), column.type), column)
+                column = pc.if_else(from_numpy(retract), pa.nulls(len(column), column.type), column)
             elif function in ("sum", "count"):
-                column = pc.if_else(pa.array(retract), pc.negate(column), column)
+                column = pc.if_else(from_numpy(retract), pc.negate(column), column)
             elif function == "product":
-                column = pc.if_else(pa.array(retract), pc.divide(pa.scalar(1.0), column.cast(pa.float64())), column.cast(pa.float64()))
+                column = pc.if_else(from_numpy(retract), pc.divide(pa.scalar(1.0), column.cast(pa.float64())), column.cast(pa.float64()))
             elif function in ("last_value", "last_non_null_value"):
-                column = pc.if_else(pa.array(retract), pa.nulls(len(column), column.type), column)
+                column = pc.if_else(from_numpy(retract), pa.nulls(len(column), column.type), column)
         if function == "last_value":
             return take_or_null(column, groups.lasts)
         if function == "first_value":
@@ -132,7 +133,7 @@ class AggregationEngine(MergeEngine):
             "bool_or": "any",
             "listagg": "list",
         }[function]
-        table = pa.table({"g": pa.array(ids), "v": column})
+        table = pa.table({"g": from_numpy(ids), "v": column})
         if column.null_count:
             table = table.filter(pc.is_valid(table.column("v")))
         result = table.group_by("g", use_threads=False).aggregate([("v", kernel)])
@@ -140,7 +141,7 @@ class AggregationEngine(MergeEngine):
         if function == "listagg":
             values = pc.binary_join(values, self.delimiters.get(name, ","))
         position = np.full(groups.count, -1, dtype=np.int64)
-        position[np.asarray(result.column("g"))] = np.arange(result.num_rows)
+        position[as_numpy(result.column("g"))] = np.arange(result.num_rows)
         return take_or_null(values, position)
 
     def _integer_product_with_retract(
@@ -152,7 +153,7 @@ class AggregationEngine(MergeEngine):
         retraction silently give a value that later merges get wrong) lakestore refuses such a
         write with a typed error. A retraction therefore has to meet its insert in one merge."""
         floats = column.cast(pa.float64())
-        inverted = pc.if_else(pa.array(retract), pc.divide(pa.scalar(1.0), floats), floats)
+        inverted = pc.if_else(from_numpy(retract), pc.divide(pa.scalar(1.0), floats), floats)
         merged = self._aggregate(name, "product", inverted, groups, ids, np.zeros(len(retract), dtype=bool))
         values = np.asarray(merged.to_numpy(zero_copy_only=False), dtype=np.float64)
         rounded = np.rint(values)
@@ -164,4 +165,4 @@ class AggregationEngine(MergeEngine):
                 f"(the result {float(values[inexact][0])!r} is not an integer); write the retraction together with its insert, "
                 f"use a DOUBLE/DECIMAL column or set 'fields.{name}.ignore-retract' = 'true'"
             )
-        return pa.array(np.where(valid, rounded, 0).astype(np.int64), mask=~valid).cast(column.type)
+        return from_numpy(np.where(valid, rounded, 0).astype(np.int64), null=~valid).cast(column.type)

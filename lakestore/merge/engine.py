@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import MergeEngineError
-from lakestore.format.arrow_ops import as_numpy, group_last, group_starts
+from lakestore.format.arrow_ops import as_numpy, group_last, group_starts, indices
 from lakestore.format.arrow_ops import mask as arrow_mask
-from lakestore.format.kv import DELETE, UPDATE_BEFORE, VALUE_KIND
+from lakestore.format.kv import DELETE, INSERT, UPDATE_BEFORE, VALUE_KIND
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Groups:
 
 
 def _is_retract(kinds: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    values = as_numpy(kinds) if kinds.null_count == 0 else np.asarray(kinds.to_numpy(), dtype=np.int8)
+    values = as_numpy(kinds.fill_null(INSERT) if kinds.null_count else kinds)
     return (values == UPDATE_BEFORE) | (values == DELETE)
 
 
@@ -102,7 +102,7 @@ class _SingleRowEngine(MergeEngine):
         groups = Groups.of(rows, key_columns)
         if groups.count == rows.num_rows:
             return rows
-        return rows.take(pa.array(self.pick(groups.starts, groups.ends)))
+        return rows.take(indices(self.pick(groups.starts, groups.ends)))
 
 
 class DeduplicateEngine(_SingleRowEngine):
@@ -136,7 +136,7 @@ class FirstRowEngine(_SingleRowEngine):
 def last_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.ndarray:
     """Per group, the row index of the last non-null value, or -1 when the group has none."""
     n = len(column)
-    valid = np.asarray(pc.is_valid(column), dtype=bool) if column.null_count else np.ones(n, dtype=bool)
+    valid = as_numpy(pc.is_valid(column)) if column.null_count else np.ones(n, dtype=bool)
     index = np.where(valid, np.arange(n), -1)
     running = np.maximum.accumulate(index) if n else index
     at_end = running[groups.lasts]
@@ -145,7 +145,7 @@ def last_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.n
 
 def first_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.ndarray:
     n = len(column)
-    valid = np.asarray(pc.is_valid(column), dtype=bool) if column.null_count else np.ones(n, dtype=bool)
+    valid = as_numpy(pc.is_valid(column)) if column.null_count else np.ones(n, dtype=bool)
     index = np.where(valid, np.arange(n), n)
     running = np.minimum.accumulate(index[::-1])[::-1] if n else index
     at_start = running[groups.starts]
@@ -159,9 +159,9 @@ def take_or_null(column: pa.ChunkedArray | pa.Array, index: np.ndarray) -> pa.Ar
         # Nothing to take (e.g. an aggregate over groups that hold only nulls: the grouped
         # result is empty, so even index 0 would be out of bounds).
         return pa.nulls(len(index), column.type)
-    taken = column.take(pa.array(np.where(mask, 0, index)))
+    taken = column.take(indices(np.where(mask, 0, index)))
     if isinstance(taken, pa.ChunkedArray):
         taken = taken.combine_chunks()
     if not mask.any():
         return taken
-    return pc.if_else(pa.array(mask), pa.nulls(len(index), taken.type), taken)
+    return pc.if_else(arrow_mask(mask), pa.nulls(len(index), taken.type), taken)

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import OptionError
+from lakestore.format.arrow_ops import as_numpy, from_numpy
 from lakestore.format.types import DataType
 
 NESTED_FUNCTIONS = ("collect", "merge_map", "nested_update")
@@ -70,23 +71,23 @@ def aggregate_nested(
     """One value per key group (groups are the contiguous row ranges beginning at ``starts``;
     ``ids`` is every row's group)."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    valid = np.asarray(pc.is_valid(array), dtype=bool) if array.null_count else np.ones(len(array), dtype=bool)
+    valid = as_numpy(pc.is_valid(array)) if array.null_count else np.ones(len(array), dtype=bool)
     group_valid = np.logical_or.reduceat(valid, starts) if len(starts) else np.zeros(0, dtype=bool)
     if function == "merge_map":
-        lists = pa.ListArray.from_arrays(pa.array(np.asarray(array.offsets)), array.values, mask=array.is_null())
+        lists = pa.ListArray.from_arrays(array.offsets, array.values, mask=array.is_null())
         entries = pc.list_flatten(lists)
-        group = ids[np.asarray(pc.list_parent_indices(lists))]
+        group = ids[as_numpy(pc.list_parent_indices(lists))]
         keep, last = _dedupe(group, [pc.struct_field(entries, 0)], newest=True)
         offsets = _offsets(group[keep], len(starts))
         return pa.MapArray.from_arrays(
-            offsets, pc.struct_field(entries, 0).take(keep), pc.struct_field(entries, 1).take(last), mask=pa.array(~group_valid)
+            offsets, pc.struct_field(entries, 0).take(keep), pc.struct_field(entries, 1).take(last), mask=from_numpy(~group_valid)
         )
     values = pc.list_flatten(array)
-    group = ids[np.asarray(pc.list_parent_indices(array))]
+    group = ids[as_numpy(pc.list_parent_indices(array))]
     if function == "nested_update" and nested_key:
-        present = np.asarray(pc.is_valid(values), dtype=bool) if values.null_count else np.ones(len(values), dtype=bool)
+        present = as_numpy(pc.is_valid(values)) if values.null_count else np.ones(len(values), dtype=bool)
         if not present.all():
-            values, group = values.filter(pa.array(present)), group[present]
+            values, group = values.filter(from_numpy(present)), group[present]
         names = [values.type.field(i).name for i in range(values.type.num_fields)]
         keys = [pc.struct_field(values, names.index(k)) for k in nested_key]
         keep, last = _dedupe(group, keys, newest=True)
@@ -94,12 +95,12 @@ def aggregate_nested(
     elif function == "collect" and distinct:
         keep, _ = _dedupe(group, _element_keys(values), newest=False)
         values, group = values.take(keep), group[keep]
-    return pa.ListArray.from_arrays(_offsets(group, len(starts)), values, type=array.type, mask=pa.array(~group_valid))
+    return pa.ListArray.from_arrays(_offsets(group, len(starts)), values, type=array.type, mask=from_numpy(~group_valid))
 
 
 def _offsets(group: np.ndarray, groups: int) -> pa.Array:
     counts = np.bincount(group, minlength=groups) if len(group) else np.zeros(groups, dtype=np.int64)
-    return pa.array(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
+    return from_numpy(np.concatenate([[0], np.cumsum(counts)]).astype(np.int32))
 
 
 def _element_keys(values: pa.Array) -> list[pa.Array]:
@@ -118,10 +119,10 @@ def _dedupe(group: np.ndarray, keys: Sequence[pa.Array], *, newest: bool) -> tup
     one (when ``newest``), both ordered by first occurrence (so by group, too)."""
     positions = np.arange(len(group), dtype=np.int64)
     names = [f"k{i}" for i in range(len(keys))]
-    table = pa.table([pa.array(group), *keys, pa.array(positions)], names=["g", *names, "pos"])
+    table = pa.table([from_numpy(group), *keys, from_numpy(positions)], names=["g", *names, "pos"])
     aggregates = [("pos", "min"), ("pos", "max")] if newest else [("pos", "min")]
     result = table.group_by(["g", *names], use_threads=False).aggregate(aggregates)
-    first = np.asarray(result.column("pos_min"), dtype=np.int64)
+    first = as_numpy(result.column("pos_min")).astype(np.int64)
     order = np.argsort(first, kind="stable")
-    last = np.asarray(result.column("pos_max"), dtype=np.int64)[order] if newest else first[order]
+    last = as_numpy(result.column("pos_max")).astype(np.int64)[order] if newest else first[order]
     return first[order], last

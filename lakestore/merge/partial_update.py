@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import MergeEngineError, OptionError
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
 from lakestore.format.kv import INSERT, VALUE_KIND
 from lakestore.merge.engine import Groups, MergeEngine, drop_retracts, last_valid_index, retract_mask, take_or_null
 
@@ -47,8 +48,8 @@ class PartialUpdateEngine(MergeEngine):
         n = rows.num_rows
         column = rows.column(seq_field)
         # Dense rank orders any comparable type; nulls are forced lowest (rank -1).
-        ranks = np.asarray(pc.rank(column, sort_keys="ascending", tiebreaker="dense"), dtype=np.int64)
-        null = np.asarray(pc.is_null(column), dtype=bool)
+        ranks = as_numpy(pc.rank(column, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
+        null = as_numpy(pc.is_null(column))
         ranks = np.where(null, -1, ranks)
         order = np.lexsort((np.arange(n), ranks, groups.ids()))
         # After sorting by (group, rank, position) the winner is the last row of each group.
@@ -71,7 +72,7 @@ class PartialUpdateEngine(MergeEngine):
                 index = winners[group] if group is not None else last_valid_index(column, groups)
                 columns.append(take_or_null(column, index))
             elif name == VALUE_KIND:
-                columns.append(pa.array(np.full(groups.count, INSERT, dtype=np.int8)))
+                columns.append(from_numpy(np.full(groups.count, INSERT, dtype=np.int8)))
             else:
-                columns.append(column.take(pa.array(groups.lasts)))
+                columns.append(column.take(indices(groups.lasts)))
         return pa.Table.from_arrays(columns, schema=rows.schema)

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from lakestore.format.arrow_ops import from_pylist, indices, min_max
 from lakestore.format.binary_row import encode_rows, encode_values
 from lakestore.format.types import DataType
 from lakestore.meta.manifest import SimpleStats
@@ -21,16 +22,14 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
     """Min/max/null counts of ``columns``; min/max of a column that has no non-null value is null."""
     if not columns:
         return EMPTY_STATS
-    mins: list[pa.Array] = []
-    maxs: list[pa.Array] = []
+    pairs: list[pa.Array] = []  # per column: [min, max]
     nulls: list[int | None] = []
     encoded_types = []
     for name, dtype in zip(columns, types, strict=False):
         if dtype.is_nested:
             # Paimon keeps no statistics for nested columns: null min, max and null count. A null
             # field encodes the same for any type, so a BIGINT stands in for the encoding.
-            mins.append(pa.nulls(1, pa.int64()))
-            maxs.append(pa.nulls(1, pa.int64()))
+            pairs.append(pa.nulls(2, pa.int64()))
             nulls.append(None)
             encoded_types.append(_NESTED_STANDIN)
             continue
@@ -38,14 +37,8 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
         column = table.column(name)
         arrow_type = dtype.to_arrow()
         nulls.append(column.null_count)
-        if column.null_count == len(column):
-            mins.append(pa.nulls(1, arrow_type))
-            maxs.append(pa.nulls(1, arrow_type))
-            continue
-        result = pc.min_max(column)
-        mins.append(pa.array([result["min"]], type=arrow_type))
-        maxs.append(pa.array([result["max"]], type=arrow_type))
-    both = encode_rows(encoded_types, [pa.concat_arrays([lo, hi]) for lo, hi in zip(mins, maxs, strict=False)], 2)
+        pairs.append(pa.nulls(2, arrow_type) if column.null_count == len(column) else min_max(column, arrow_type))
+    both = encode_rows(encoded_types, pairs, 2)
     return SimpleStats(both.row(0), both.row(1), tuple(nulls))
 
 
@@ -64,17 +57,15 @@ def sorted_key_bounds(table: pa.Table, columns: Sequence[str], types: Sequence[D
     leading key column is sorted, so its min/max are its first/last values (no scan)."""
     n = table.num_rows
     if not columns or n == 0 or any(table.column(c).null_count for c in columns):
-        edges = encode_rows(types, [table.column(c).take([0, max(n - 1, 0)]) for c in columns], 2)
+        ends = indices(np.array([0, max(n - 1, 0)]))
+        edges = encode_rows(types, [table.column(c).take(ends) for c in columns], 2)
         return KeyBounds(edges.row(0), edges.row(1), column_stats(table, columns, types))
     arrays = []
     for i, (name, dtype) in enumerate(zip(columns, types, strict=True)):
         column = table.column(name)
-        edge = column.take([0, n - 1]).combine_chunks().cast(dtype.to_arrow())
-        if i == 0:
-            arrays.append(pa.concat_arrays([edge, edge]))
-            continue
-        result = pc.min_max(column)
-        arrays.append(pa.concat_arrays([edge, pa.array([result["min"], result["max"]], type=dtype.to_arrow())]))
+        edge = column.take(indices(np.array([0, n - 1]))).combine_chunks().cast(dtype.to_arrow())
+        # the leading key column is sorted: its min and max are its first and last values
+        arrays.append(pa.concat_arrays([edge, edge if i == 0 else min_max(column, dtype.to_arrow())]))
     rows = encode_rows(types, arrays, 4)
     return KeyBounds(rows.row(0), rows.row(1), SimpleStats(rows.row(2), rows.row(3), tuple(0 for _ in columns)))
 
@@ -83,5 +74,5 @@ def values_stats(types: Sequence[DataType], rows: Sequence[Sequence[Any]]) -> Si
     """Stats over already decoded rows (partition values of a manifest file)."""
     if not types:
         return EMPTY_STATS
-    arrays = [pa.array([r[i] for r in rows], type=t.to_arrow()) for i, t in enumerate(types)]
+    arrays = [from_pylist([r[i] for r in rows], t.to_arrow()) for i, t in enumerate(types)]
     return column_stats(pa.table(arrays, names=[f"f{i}" for i in range(len(types))]), [f"f{i}" for i in range(len(types))], types)

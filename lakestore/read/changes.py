@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import SnapshotNotFoundError
+from lakestore.format.arrow_ops import as_numpy, from_pylist, indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.consumer import ConsumerManager
@@ -25,7 +26,7 @@ from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.read.split_read import SplitReader
 
 ROW_KIND_COLUMN = "_row_kind"
-_KIND_NAMES = np.array([ROW_KIND_NAMES[i] for i in range(4)], dtype=object)
+_KIND_NAMES = from_pylist([ROW_KIND_NAMES[i] for i in range(4)], pa.string())  # by _VALUE_KIND
 
 
 class ChangeReader:
@@ -57,11 +58,11 @@ class ChangeReader:
             values = decode_row(entry.partition, self.partition_types, source=self.manifests.manifest_dir)
             rows = self.reader.read_file(values, entry.bucket, entry.file, columns, system=self.primary_key)
             if self.primary_key:
-                kinds = np.asarray(rows.column(VALUE_KIND).to_numpy(), dtype=np.int64)
+                kinds = as_numpy(rows.column(VALUE_KIND)).astype(np.int64)
                 rows = rows.select(list(columns))
             else:
                 kinds = np.zeros(rows.num_rows, dtype=np.int64)
-            parts.append(rows.append_column(ROW_KIND_COLUMN, pa.array(_KIND_NAMES[kinds], type=pa.string())))
+            parts.append(rows.append_column(ROW_KIND_COLUMN, _KIND_NAMES.take(indices(kinds))))
         schema = self.output_schema(columns)
         return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
 
@@ -121,7 +122,7 @@ class StreamScan:
         if self._initial is not None:
             snapshot_id, self._initial = self._initial, None
             rows = self._full_reader(snapshot_id)  # type: ignore[operator]
-            kinds = pa.array(np.full(rows.num_rows, "+I", dtype=object), type=pa.string())
+            kinds = _KIND_NAMES.take(indices(np.zeros(rows.num_rows, dtype=np.int64)))  # +I
             return rows.select(self.columns).append_column(ROW_KIND_COLUMN, kinds)
         latest = self.changes.snapshots.latest_id() or 0
         if self.next_snapshot > latest:

@@ -345,6 +345,8 @@ def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str
         if writer is not None:
             writer.abort()
         raise
+    if writer is not None:
+        writer.close()
     _maybe_fail("after-write")
     return PaimonCommitMessage([m.to_bytes() for m in messages if not m.is_empty])
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import CommitConflictError
-from lakestore.format.arrow_ops import sort_indices
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, sort_indices
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
@@ -181,11 +181,15 @@ class MergeTreeBucketWriter(BucketWriter):
         self.row_deduplicate = row_deduplicate
         self.value_names = value_names or []
         self._input: list[pa.Table] = []
+        self._buffer_sorted = False  # the buffer is one chunk, stably sorted by key
 
-    def write_kv(self, rows: pa.Table, kinds: pa.Array) -> None:
-        """Buffer rows (in arrival order) numbered with the next sequence numbers."""
+    def write_kv(self, rows: pa.Table, kinds: pa.Array, *, arrival: np.ndarray | None = None) -> None:
+        """Buffer rows numbered with the next sequence numbers in arrival order: the rows' order,
+        or for rows sorted by key, ``arrival`` (each row's rank in arrival order)."""
+        self._buffer_sorted = arrival is not None and not self.buffer
         n = rows.num_rows
-        sequence = pa.array(self.next_sequence + np.arange(n, dtype=np.int64))
+        ranks = np.arange(n, dtype=np.int64) if arrival is None else arrival.astype(np.int64, copy=False)
+        sequence = from_numpy(self.next_sequence + ranks)
         self.next_sequence += n
         prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
         self.write(prepared)
@@ -199,7 +203,7 @@ class MergeTreeBucketWriter(BucketWriter):
         if not files or self.compactor is None or not merged.num_rows:
             return merged
         existing = pa.concat_tables([self.compactor.read_file(f).select(self.key_names) for f in files])
-        return _join_by_key(merged, existing.group_by(self.key_names).aggregate([]), self.key_names, "left anti")
+        return _join_by_key(merged, existing, self.key_names, "left anti")
 
     def flush(self) -> None:
         if self._input and self.changelog_writer is not None:
@@ -218,7 +222,7 @@ class MergeTreeBucketWriter(BucketWriter):
         emits it: read the committed files for the touched keys, merge, diff."""
         assert self.compactor is not None and self.changelog_writer is not None
         fresh = pa.concat_tables([self.compactor.read_file(f) for f in self.new_files])
-        touched = fresh.select(self.key_names).group_by(self.key_names).aggregate([])
+        touched = fresh.select(self.key_names)  # a semi join keeps each row once whatever the duplicates
         old_parts = [self.compactor.read_file(f) for f in self.existing_files]
         old = pa.concat_tables(old_parts) if old_parts else fresh.schema.empty_table()
         if old.num_rows:
@@ -233,10 +237,14 @@ class MergeTreeBucketWriter(BucketWriter):
         return self.changelog_writer.write_kv(changes, level=level) if changes.num_rows else []
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
-        # The buffer's rows are in sequence-number order (chunks arrive in order, numbered in
-        # order): a stable sort by the key alone orders them by (key, sequence), a cheaper sort.
+        # A key's rows in the buffer are in sequence-number order (chunks arrive in order and
+        # keep each key's rows in arrival order): a stable sort by the key alone orders them by
+        # (key, sequence), a cheaper sort; a buffer of one chunk sorted by key when it was routed
+        # needs none.
         by_key = self.sort_columns == [*self.key_names, SEQUENCE_NUMBER]
-        ordered = rows.take(sort_indices(rows, self.key_names if by_key else self.sort_columns))
+        sorted_already = by_key and self._buffer_sorted
+        ordered = rows if sorted_already else rows.take(sort_indices(rows, self.key_names if by_key else self.sort_columns))
+        self._buffer_sorted = False
         merged = self.merge_engine.merge(ordered, self.key_names)
         if isinstance(self.merge_engine, FirstRowEngine):
             merged = self._drop_existing_keys(merged)
@@ -250,6 +258,6 @@ class MergeTreeBucketWriter(BucketWriter):
 def _join_by_key(rows: pa.Table, keys: pa.Table, key_names: list[str], join_type: str) -> pa.Table:
     """The rows of ``rows`` a semi/anti join with ``keys`` keeps, in their order. The join runs
     on the key columns alone: Acero joins cannot carry nested (list, map, struct) columns."""
-    positions = rows.select(key_names).append_column("_POS", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+    positions = rows.select(key_names).append_column("_POS", from_numpy(np.arange(rows.num_rows, dtype=np.int64)))
     kept = positions.join(keys, keys=key_names, join_type=join_type, use_threads=False)
-    return rows.take(pa.array(np.sort(np.asarray(kept.column("_POS")))))
+    return rows.take(indices(np.sort(as_numpy(kept.column("_POS")))))

@@ -4,6 +4,7 @@ compute each row's partition and bucket (vectorised)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import NullKeyError, SchemaMismatchError
+from lakestore.format.arrow_ops import as_numpy, from_numpy, group_order, indices, sort_order
 from lakestore.format.binary_row import encode_values
 from lakestore.format.bucket import compute_buckets
 from lakestore.format.kv import ROW_KIND_SHORT
@@ -98,7 +100,7 @@ def _null_in_not_null_part(array: pa.Array, dtype: DataType, path: str) -> str |
     nullability of child fields), or None. Values under a null parent do not count."""
     if dtype.root in ("ARRAY", "MULTISET", "MAP"):
         if pa.types.is_map(array.type):
-            entries = pa.ListArray.from_arrays(pa.array(np.asarray(array.offsets)), array.values, mask=array.is_null())
+            entries = pa.ListArray.from_arrays(array.offsets, array.values, mask=array.is_null())
             flat = pc.list_flatten(entries)
             # A MULTISET's counts are INT NOT NULL.
             child, child_type, child_path = pc.struct_field(flat, 1), dtype.value or DataType("INT", False), f"{path} value"
@@ -123,7 +125,7 @@ def row_kinds(data: pa.Table, schema: TableSchema) -> pa.Array:
     """``_VALUE_KIND`` of every row: from ``rowkind.field`` when set, else +I."""
     field = schema.core_options().rowkind_field
     if field is None:
-        return pa.array(np.zeros(data.num_rows, dtype=np.int8))
+        return from_numpy(np.zeros(data.num_rows, dtype=np.int8))
     column = data.column(field)
     if column.null_count:
         raise SchemaMismatchError(f"rowkind.field {field!r} holds nulls")
@@ -132,7 +134,7 @@ def row_kinds(data: pa.Table, schema: TableSchema) -> pa.Array:
         bad = pc.filter(column, pc.is_null(codes))[0].as_py()
         raise SchemaMismatchError(f"rowkind.field {field!r} holds {bad!r}; expected one of {list(ROW_KIND_SHORT)}")
     kinds = np.array(list(ROW_KIND_SHORT.values()), dtype=np.int8)
-    return pa.array(kinds[np.asarray(codes.combine_chunks() if isinstance(codes, pa.ChunkedArray) else codes)])
+    return from_numpy(kinds[as_numpy(codes)])
 
 
 def assign_buckets(data: pa.Table, schema: TableSchema) -> np.ndarray:
@@ -158,13 +160,17 @@ def partition_spec(schema: TableSchema, values: tuple[Any, ...]) -> PartitionSpe
     return PartitionSpec(values, encode_values(types, values), partition_path(schema.partition_keys, types, values, default_name=default))
 
 
+def partition_values(data: pa.Table, partition_keys: Sequence[str], row: int) -> tuple[Any, ...]:
+    return tuple(data.column(k)[row].as_py() for k in partition_keys)
+
+
 def partition_codes(data: pa.Table, partition_keys: Sequence[str]) -> np.ndarray:
     """A number per row, equal for rows of the same partition (int64, vectorised)."""
     group = np.zeros(data.num_rows, dtype=np.int64)
     radix = 1
     for name in partition_keys:
         encoded = pc.dictionary_encode(data.column(name).combine_chunks(), null_encoding="encode")
-        group = group + np.asarray(encoded.indices, dtype=np.int64) * radix
+        group = group + as_numpy(encoded.indices).astype(np.int64) * radix
         radix *= len(encoded.dictionary)
     return group
 
@@ -177,40 +183,62 @@ def partition_groups(data: pa.Table, partition_keys: Sequence[str]) -> Iterator[
         yield (), np.arange(data.num_rows)
         return
     codes = partition_codes(data, partition_keys)
-    order = np.argsort(codes, kind="stable")
+    order = group_order(codes)
     starts = np.concatenate([[0], np.flatnonzero(np.diff(codes[order])) + 1, [len(order)]])
     for start, end in zip(starts[:-1], starts[1:], strict=True):
         positions = order[start:end]
-        first = int(positions[0])
-        yield tuple(data.column(k)[first].as_py() for k in partition_keys), positions
+        yield partition_values(data, partition_keys, int(positions[0])), positions
 
 
 @dataclass(frozen=True)
 class Routed:
-    """The rows of one (partition, bucket) of an input batch, in input order."""
+    """The rows of one (partition, bucket) of an input batch: in input order, or sorted by key
+    with ``arrival`` giving each row's rank in input order among the group's rows."""
 
     partition_values: tuple[Any, ...]
     bucket: int
     rows: pa.Table
+    arrival: np.ndarray | None = None
 
 
-def split_by_partition_and_bucket(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...]) -> Iterator[Routed]:
-    """Group rows by (partition values, bucket), keeping input order inside each group. Rows are
-    not sorted here: each bucket writer sorts its own, in parallel when the commit is prepared."""
+# Below this many rows a batch is taken apart in one ``take`` on the calling thread; above it each
+# group's ``take`` runs on the writer's thread pool (takes and sorts release the GIL).
+PARALLEL_TAKE_ROWS = 65_536
+
+
+def split_by_partition_and_bucket(
+    data: pa.Table,
+    buckets: np.ndarray,
+    partition_keys: tuple[str, ...],
+    *,
+    sort_keys: Sequence[str] = (),
+    pool: Executor | None = None,
+) -> Iterator[Routed]:
+    """Group rows by (partition values, bucket); inside each group rows are in input order, or
+    stably sorted by ``sort_keys`` with their input-order ranks (``Routed.arrival``): a bucket
+    writer holding one such chunk needs no sort and ``take`` of its own."""
     n = data.num_rows
     if n == 0:
         return
     radix = int(buckets.max()) + 1 if n else 1
     group = buckets.astype(np.int64) + partition_codes(data, partition_keys) * radix
-    if bool((group == group[0]).all()):
-        yield Routed(tuple(data.column(k)[0].as_py() for k in partition_keys), int(buckets[0]), data)
+    if not sort_keys and bool((group == group[0]).all()):
+        yield Routed(partition_values(data, partition_keys, 0), int(buckets[0]), data)
         return
-    order = np.argsort(group, kind="stable")
-    ordered = data.take(pa.array(order))
-    sorted_groups = group[order]
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(sorted_groups)) + 1, [n]])
-    bucket_sorted = buckets[order]
-    for s_, e in zip(starts[:-1], starts[1:], strict=False):
-        chunk = ordered.slice(int(s_), int(e - s_))
-        values = tuple(chunk.column(k)[0].as_py() for k in partition_keys)
-        yield Routed(values, int(bucket_sorted[s_]), chunk)
+    order = group_order(group)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(group[order])) + 1, [n]])
+    bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True))
+
+    def take(bound: tuple[int, int]) -> tuple[pa.Table, np.ndarray | None]:
+        positions = order[bound[0] : bound[1]]
+        if not sort_keys:
+            return data.take(indices(positions)), None
+        arrival = sort_order(data.select(list(sort_keys)).take(indices(positions)), sort_keys)
+        return data.take(indices(positions[arrival])), arrival
+
+    if pool is not None and n >= PARALLEL_TAKE_ROWS and len(bounds) > 1:
+        chunks = list(pool.map(take, bounds))
+    else:
+        chunks = [take(bound) for bound in bounds]
+    for (start, _), (chunk, arrival) in zip(bounds, chunks, strict=True):
+        yield Routed(partition_values(chunk, partition_keys, 0), int(buckets[order[start]]), chunk, arrival)

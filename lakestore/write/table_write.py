@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import PartitionValueError
+from lakestore.format.arrow_ops import as_numpy, from_numpy
 from lakestore.format.hash_index import HASH_INDEX
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine
@@ -73,6 +74,7 @@ class TableWrite:
         self._commits = 0
         self._existing = self._index_existing(manifests, base_snapshot)
         self._closed = False
+        self._pool: ThreadPoolExecutor | None = None  # bucket writers' and routing's threads, made on first use
         self._dynamic: DynamicBuckets | None = None
         if self.primary_key and self.options.bucket == -1:
             index_manifest = base_snapshot.index_manifest if base_snapshot is not None else None
@@ -101,18 +103,19 @@ class TableWrite:
         if self._dynamic is not None:
             hashes = key_hashes(self.schema, rows)
             buckets = self._dynamic.assign(rows, hashes, self._partition)
-            rows = rows.append_column("__hash", pa.array(hashes))
+            rows = rows.append_column("__hash", from_numpy(hashes))
         else:
             buckets = assign_buckets(rows, self.schema)
-        for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys):
+        sort_keys = self.schema.trimmed_primary_keys if self.primary_key else ()
+        for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys, sort_keys=sort_keys, pool=self._threads()):
             writer = self._writer(routed.partition_values, routed.bucket)
             chunk = routed.rows
             if self._dynamic is not None:
-                self._dynamic.maintainer(writer.partition, writer.bucket).add(chunk.column("__hash").to_numpy())
+                self._dynamic.maintainer(writer.partition, writer.bucket).add(as_numpy(chunk.column("__hash")))
                 chunk = chunk.drop_columns(["__hash"])
             if isinstance(writer, MergeTreeBucketWriter):
                 chunk_kinds = chunk.column("__kind").combine_chunks()
-                writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds)
+                writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds, arrival=routed.arrival)
             else:
                 writer.write(chunk)
         self._bound_memory()
@@ -186,13 +189,22 @@ class TableWrite:
         writers = list(self._writers.values())
         if len(writers) > 1:
             # Buckets are independent; parquet encoding, sorting and hashing release the GIL.
-            with ThreadPoolExecutor(max_workers=min(len(writers), os.cpu_count() or 2)) as pool:
-                messages = list(pool.map(lambda w: w.prepare_commit(full_compaction=full), writers))
+            messages = list(self._threads().map(lambda w: w.prepare_commit(full_compaction=full), writers))
         else:
             messages = [w.prepare_commit(full_compaction=full) for w in writers]
         if self._dynamic is not None:
             messages = self._dynamic.attach_index_files(messages)
         return [m for m in messages if not m.is_empty]
+
+    def _threads(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="lakestore-write")
+        return self._pool
+
+    def _shutdown(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def abort(self) -> None:
         """Delete every file this write created (only for writes that will not be committed)."""
@@ -207,16 +219,18 @@ class TableWrite:
         if self._dynamic is not None:
             self._dynamic.delete_written()
         self._writers.clear()
+        self._shutdown()
 
     def close(self) -> None:
         self._writers.clear()
+        self._shutdown()
         self._closed = True
 
     def __enter__(self) -> TableWrite:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None:
+        if exc_type is not None and not self._closed:
             self.abort()
         self.close()
 
