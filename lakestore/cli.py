@@ -43,8 +43,8 @@ from lakestore.errors import (
     TableNotFoundError,
     TagNotFoundError,
 )
-from lakestore.meta.options import parse_duration_ms
 from lakestore.table import Table
+from lakestore.units import parse_duration_ms
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND = 0, 1, 2, 3
 _NOT_FOUND = (DatabaseNotFoundError, TableNotFoundError, SnapshotNotFoundError, TagNotFoundError)
@@ -255,10 +255,9 @@ def _why_nothing_expired(table: Table, retention: _Retention, now_ms: int) -> st
     if pinned:
         name, next_id = min(pinned.items(), key=lambda item: item[1])
         return f"nothing expired: consumer {name!r} has not read snapshot {next_id} yet"
-    successor = table.snapshot(ids[1])
-    age = _fmt_ms(now_ms - successor.time_millis)
+    age = _fmt_ms(now_ms - table.snapshot(earliest).time_millis)
     return (
-        f"nothing expired: snapshot {earliest} stays until its successor (committed {age} ago) is older than "
+        f"nothing expired: snapshot {earliest} (committed {age} ago) stays until it is older than "
         f"{_fmt_ms(retention.time_ms)} ({retention.time_source}); pass --older-than to expire sooner"
     )
 

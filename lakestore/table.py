@@ -29,7 +29,6 @@ from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.kinds import CommitKind, StreamStart
 from lakestore.meta.manifest import ManifestStore
-from lakestore.meta.options import parse_duration_ms
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
@@ -37,6 +36,7 @@ from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
+from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.table_write import InputData, TableWrite
 

@@ -175,7 +175,7 @@ def test_expire_says_why_nothing_expired(warehouse, capsys):
     code, result = run_json(capsys, "-w", warehouse, "expire", "db.t")
     assert code == 0 and result["expired_snapshots"] == []
     assert "keeps the newest 10" in result["note"] and "snapshot.num-retained.min" in result["note"]
-    # --retain-min 1 allows it, but the successor is younger than the table's snapshot.time-retained
+    # --retain-min 1 allows it, but the oldest snapshot is younger than the table's snapshot.time-retained
     code, result = run_json(capsys, "-w", warehouse, "expire", "db.t", "--retain-min", "1")
     assert code == 0 and result["expired_snapshots"] == []
     assert "snapshot.time-retained" in result["note"] and "--older-than" in result["note"]

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "lakestore"
 # Lowest first. A module may import from lower layers and from its own package; packages that
 # share a layer (read and write) never import each other.
 LAYERS: list[set[str]] = [
-    {"errors"},
+    {"errors", "units"},
     {"io"},
     {"format"},
     {"meta"},

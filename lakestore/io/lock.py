@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from lakestore.errors import LakestoreError, OptionError
+from lakestore.units import parse_duration_ms
 
 T = TypeVar("T")
 
@@ -51,37 +51,17 @@ JDBC_PASSWORD = "jdbc.password"
 # lakestore extension: how old a lock row must be before another process may take it over.
 LOCK_EXPIRE_TIME = "lock.expire-time"
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$")
-_UNITS_MS = {
-    "": 1,
-    "ms": 1,
-    "millis": 1,
-    "milliseconds": 1,
-    "s": 1000,
-    "sec": 1000,
-    "secs": 1000,
-    "second": 1000,
-    "seconds": 1000,
-    "min": 60_000,
-    "m": 60_000,
-    "minute": 60_000,
-    "minutes": 60_000,
-    "h": 3_600_000,
-    "hour": 3_600_000,
-    "hours": 3_600_000,
-}
-
 
 class LockAcquireTimeoutError(LakestoreError):
     """The catalog lock stayed held by another process for longer than ``lock-acquire-timeout``."""
 
 
-def parse_duration_ms(key: str, text: str) -> int:
-    # lakestore.io sits below lakestore.meta, so it cannot use meta.options' parser.
-    match = _DURATION.match(str(text))
-    if not match or match.group(2).lower() not in _UNITS_MS:
-        raise OptionError(f"option {key!r}: not a duration: {text!r} (e.g. '8 s', '500 ms', '8 min')")
-    return int(match.group(1)) * _UNITS_MS[match.group(2).lower()]
+def duration_option(key: str, text: str) -> int:
+    """A catalog option's duration in milliseconds."""
+    try:
+        return parse_duration_ms(text)
+    except ValueError as exc:
+        raise OptionError(f"option {key!r}: {exc}") from exc
 
 
 def parse_bool(key: str, text: Any) -> bool:
@@ -139,9 +119,9 @@ class LockOptions:
             user=options.get(JDBC_USER),
             password=options.get(JDBC_PASSWORD),
             catalog_key=options.get(CATALOG_KEY, "jdbc"),
-            check_max_sleep_ms=parse_duration_ms(LOCK_CHECK_MAX_SLEEP, options.get(LOCK_CHECK_MAX_SLEEP, "8 s")),
-            acquire_timeout_ms=parse_duration_ms(LOCK_ACQUIRE_TIMEOUT, options.get(LOCK_ACQUIRE_TIMEOUT, "8 min")),
-            expire_ms=parse_duration_ms(LOCK_EXPIRE_TIME, expire) if expire is not None else None,
+            check_max_sleep_ms=duration_option(LOCK_CHECK_MAX_SLEEP, options.get(LOCK_CHECK_MAX_SLEEP, "8 s")),
+            acquire_timeout_ms=duration_option(LOCK_ACQUIRE_TIMEOUT, options.get(LOCK_ACQUIRE_TIMEOUT, "8 min")),
+            expire_ms=duration_option(LOCK_EXPIRE_TIME, expire) if expire is not None else None,
             key_max_length=key_max_length,
         )
 

@@ -35,7 +35,7 @@ import pyarrow.fs as pafs
 
 from lakestore.errors import LakestoreError, OptionError
 from lakestore.io.fileio import FileIO, FileStatus
-from lakestore.io.lock import CatalogLock, JdbcCatalogLock, lock_enabled, parse_bool, parse_duration_ms, table_lock_id
+from lakestore.io.lock import CatalogLock, JdbcCatalogLock, duration_option, lock_enabled, parse_bool, table_lock_id
 
 SCHEMES = ("s3://", "s3a://")
 CONDITIONAL_CREATE = "s3.conditional-create"
@@ -109,7 +109,7 @@ class S3Config:
             session_token=_lookup(options, _SESSION_TOKEN),
             # custom endpoints (MinIO, moto, Ceph) usually have no per-bucket DNS names
             path_style=parse_bool(_PATH_STYLE[0][0], path_style) if path_style is not None else endpoint is not None,
-            request_timeout_s=parse_duration_ms(REQUEST_TIMEOUT, options.get(REQUEST_TIMEOUT, "60 s")) / 1000,
+            request_timeout_s=duration_option(REQUEST_TIMEOUT, options.get(REQUEST_TIMEOUT, "60 s")) / 1000,
         )
 
     def arrow_filesystem(self) -> pafs.S3FileSystem:

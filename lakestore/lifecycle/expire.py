@@ -5,8 +5,8 @@ Which snapshots go: with ``latest`` and ``earliest`` the newest and oldest snaps
 - at least ``num-retained.min`` stay: nothing from ``latest - min + 1`` on goes;
 - a consumer's ``nextSnapshot`` and everything after it stay;
 - at most ``snapshot.expire.limit`` snapshots go per call;
-- between those bounds, snapshot ``k`` goes only when snapshot ``k + 1`` (the one that replaced
-  it) is older than ``time-retained``; the first one that is not stops the scan.
+- between those bounds, a snapshot goes only when it is older than ``time-retained``; the
+  first one that is not stops the scan (as Paimon's ExpireSnapshotsImpl).
 
 What is deleted: exactly the data, changelog and manifest files that the expiring snapshots
 reference and no retained snapshot or tag does; then the snapshot files (oldest first, so the
@@ -88,9 +88,8 @@ def expire_snapshots(
         end = min(end, consumer)
     end = min(end, earliest + limit)
     for snapshot_id in range(low, end):
-        successor = snapshot_id + 1
-        if manager.exists(successor) and older_than <= manager.get(successor).time_millis:
-            end = snapshot_id
+        if manager.exists(snapshot_id) and older_than <= manager.get(snapshot_id).time_millis:
+            end = snapshot_id  # the first snapshot still within time-retained stops the scan
             break
     result = expire_until(table, earliest, end, keep_changelogs=decoupled)
     # Long-lived changelogs expire even after the retention stopped being decoupled.
