@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, sorted_unique
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, rows_with_keys_in, sorted_unique
+from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.format.deletion_vector import encode_index_file
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CompactResult
@@ -140,8 +141,7 @@ class LookupResult:
         """The older versions of the keys in ``rows`` (to merge with them), or None."""
         if self.rows is None or not self.rows.num_rows:
             return None
-        keys = rows.select(list(key_names)).group_by(list(key_names)).aggregate([])
-        found = self.rows.join(keys, keys=list(key_names), join_type="left semi", use_threads=False)
+        found = self.rows.filter(arrow_mask(rows_with_keys_in(self.rows, rows, key_names)))
         return found.select(rows.schema.names) if found.num_rows else None
 
 
@@ -167,10 +167,10 @@ def lookup_older_versions(
     found: list[pa.Table] = []
     for f in others:
         rows = read_positioned(f)  # key columns only: most lookups need no values
-        matched = rows.join(keys, keys=list(key_names), join_type="left semi", use_threads=False)
-        if not matched.num_rows:
+        older = rows_with_keys_in(rows, keys, key_names)
+        if not older.any():
             continue
-        positions = np.sort(as_numpy(matched.column(POSITION)))
+        positions = np.sort(as_numpy(rows.column(POSITION))[older])
         deletions[f.file_name] = positions
         if keep_rows:
             found.append(read_whole(f).take(indices(positions)))

@@ -1,6 +1,6 @@
 """Vectorised helpers over Arrow tables: group boundaries of sorted data, sorting, and the
 NumPy <-> Arrow conversions of the read and write paths done on the buffers. pyarrow's own
-conversions (``pa.array``, ``to_numpy``, ``np.asarray(array)``, ``pa.scalar``) import pandas on
+conversions (``pa.array``, ``to_numpy``, ``np.asarray(array)``, ``pa.scalar``, ``Schema.empty_table``, Acero joins) import pandas on
 first use when it is installed: ~0.3 s of a process's first read or write."""
 
 from __future__ import annotations
@@ -234,3 +234,44 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     keep = np.ones(len(ordered), dtype=bool)
     keep[1:] = ordered[1:] != ordered[:-1]
     return ordered[keep]
+
+
+def key_codes(tables: Sequence[pa.Table], columns: Sequence[str]) -> list[np.ndarray]:
+    """An int64 code per row of each table for its values of ``columns``: rows of any of the
+    tables get equal codes exactly when their values are equal (null equal to null). One
+    dictionary encoding per column over all the tables' values; the codes of several columns
+    are combined and renumbered densely, so they stay below the row count."""
+    sizes = [t.num_rows for t in tables]
+    codes = np.zeros(sum(sizes), dtype=np.int64)
+    for i, name in enumerate(columns):
+        chunks = [chunk for t in tables for chunk in t.column(name).chunks]
+        column = pa.chunked_array(chunks, type=tables[0].schema.field(name).type).combine_chunks()
+        encoded = pc.dictionary_encode(column, null_encoding="encode")
+        values = as_numpy(encoded.indices).astype(np.int64)
+        if i == 0:
+            codes = values
+        else:  # both factors are below the row count: the product fits in int64
+            combined = codes * len(encoded.dictionary) + values
+            codes = np.searchsorted(sorted_unique(combined), combined)
+    return np.split(codes, np.cumsum(sizes)[:-1])
+
+
+def positions_in(values: np.ndarray, of: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each value, the index of an equal element of ``of`` (0 when there is none) and
+    whether there is one; through a sort of ``of`` (no hash table)."""
+    if not len(of):
+        return np.zeros(len(values), dtype=np.int64), np.zeros(len(values), dtype=bool)
+    order = np.argsort(of, kind="stable")
+    at = order[np.minimum(np.searchsorted(of[order], values), len(of) - 1)]
+    return at, of[at] == values
+
+
+def is_member(values: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """``np.isin(values, of)``."""
+    return positions_in(values, of)[1]
+
+
+def rows_with_keys_in(rows: pa.Table, keys: pa.Table, columns: Sequence[str]) -> np.ndarray:
+    """Mask of the rows of ``rows`` whose ``columns`` values occur in ``keys`` (a semi join)."""
+    row_codes, key_codes_ = key_codes([rows, keys], columns)
+    return is_member(row_codes, key_codes_)

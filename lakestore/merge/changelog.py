@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, sort_indices
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, is_member, key_codes, positions_in, sort_indices
 from lakestore.format.kv import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND
 
 _ORDER = "__changelog_order"
@@ -61,26 +61,21 @@ def diff_changelog(
 ) -> pa.Table:
     """``before``/``after``: one row per key, no retractions, same schema (kv layout)."""
     keys = list(key_columns)
-    left = before.select(keys).append_column("__before", from_numpy(np.arange(before.num_rows, dtype=np.int64)))
-    right = after.select(keys).append_column("__after", from_numpy(np.arange(after.num_rows, dtype=np.int64)))
-    joined = left.join(right, keys=keys, join_type="full outer", use_threads=False)
-    b_index = joined.column("__before")
-    a_index = joined.column("__after")
-    has_b = as_numpy(pc.is_valid(b_index))
-    has_a = as_numpy(pc.is_valid(a_index))
-    b_values = as_numpy(b_index).astype(np.int64) * has_b
-    a_values = as_numpy(a_index).astype(np.int64) * has_a
-    both = has_b & has_a
-    old = before.take(indices(b_values[both]))
-    new = after.take(indices(a_values[both]))
+    # match the keys (unique on each side) by their codes: before rows with/without an after row
+    b_codes, a_codes = key_codes([before, after], keys)
+    at, matched = positions_in(b_codes, a_codes)
+    old = before.filter(from_numpy(matched))
+    new = after.take(indices(at[matched]))
+    only_before = before.filter(from_numpy(~matched))
+    only_after = after.filter(from_numpy(~is_member(a_codes, b_codes)))
     if row_deduplicate and old.num_rows:
         changed = ~_rows_equal(old, new, value_columns)
         old, new = old.filter(from_numpy(changed)), new.filter(from_numpy(changed))
     parts = [
-        _with_kind(before.take(indices(b_values[has_b & ~has_a])), DELETE, 0),
+        _with_kind(only_before, DELETE, 0),
         _with_kind(old, UPDATE_BEFORE, 0),
         _with_kind(new, UPDATE_AFTER, 1),
-        _with_kind(after.take(indices(a_values[has_a & ~has_b])), INSERT, 1),
+        _with_kind(only_after, INSERT, 1),
     ]
     out = pa.concat_tables(parts, promote_options="permissive")
     if out.num_rows > 1:

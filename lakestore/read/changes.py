@@ -64,13 +64,13 @@ class ChangeReader:
                 kinds = np.zeros(rows.num_rows, dtype=np.int64)
             parts.append(rows.append_column(ROW_KIND_COLUMN, _KIND_NAMES.take(indices(kinds))))
         schema = self.output_schema(columns)
-        return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+        return pa.concat_tables([p.cast(schema) for p in parts]) if parts else pa.Table.from_batches([], schema=schema)
 
     def changes_between(self, from_snapshot_id: int, to_snapshot_id: int, columns: Sequence[str]) -> pa.Table:
         if to_snapshot_id < from_snapshot_id:
             raise ValueError(f"to_snapshot_id {to_snapshot_id} < from_snapshot_id {from_snapshot_id}")
         parts = [self.snapshot_changes(self.snapshots.get_for_changes(i), columns) for i in range(from_snapshot_id + 1, to_snapshot_id + 1)]
-        return pa.concat_tables(parts) if parts else self.output_schema(columns).empty_table()
+        return pa.concat_tables(parts) if parts else pa.Table.from_batches([], schema=self.output_schema(columns))
 
 
 class StreamScan:

@@ -215,7 +215,7 @@ class SplitReader:
         else:
             pieces = [p for s in splits for p in self.pieces(s)]
             tables = _map(lambda p: self.read_piece(p, columns, predicate), pieces)
-        return pa.concat_tables(tables).cast(arrow_schema) if tables else arrow_schema.empty_table()
+        return pa.concat_tables(tables).cast(arrow_schema) if tables else pa.Table.from_batches([], schema=arrow_schema)
 
     def iter_tables(
         self,

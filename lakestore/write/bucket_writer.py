@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import CommitConflictError
-from lakestore.format.arrow_ops import as_numpy, from_numpy, indices, sort_indices
+from lakestore.format.arrow_ops import from_numpy, rows_with_keys_in, sort_indices
+from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
@@ -224,7 +225,7 @@ class MergeTreeBucketWriter(BucketWriter):
         fresh = pa.concat_tables([self.compactor.read_file(f) for f in self.new_files])
         touched = fresh.select(self.key_names)  # a semi join keeps each row once whatever the duplicates
         old_parts = [self.compactor.read_file(f) for f in self.existing_files]
-        old = pa.concat_tables(old_parts) if old_parts else fresh.schema.empty_table()
+        old = pa.concat_tables(old_parts) if old_parts else fresh.slice(0, 0)
         if old.num_rows:
             old = _join_by_key(old, touched, self.key_names, "left semi").select(fresh.schema.names)
         before = self.merge_engine.merge_and_drop_retracts(old.take(sort_indices(old, self.sort_columns)), self.key_names)
@@ -256,8 +257,6 @@ class MergeTreeBucketWriter(BucketWriter):
 
 
 def _join_by_key(rows: pa.Table, keys: pa.Table, key_names: list[str], join_type: str) -> pa.Table:
-    """The rows of ``rows`` a semi/anti join with ``keys`` keeps, in their order. The join runs
-    on the key columns alone: Acero joins cannot carry nested (list, map, struct) columns."""
-    positions = rows.select(key_names).append_column("_POS", from_numpy(np.arange(rows.num_rows, dtype=np.int64)))
-    kept = positions.join(keys, keys=key_names, join_type=join_type, use_threads=False)
-    return rows.take(indices(np.sort(as_numpy(kept.column("_POS")))))
+    """The rows of ``rows`` a semi/anti join with ``keys`` keeps, in their order."""
+    found = rows_with_keys_in(rows, keys, key_names)
+    return rows.filter(arrow_mask(found if join_type == "left semi" else ~found))
