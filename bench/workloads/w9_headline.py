@@ -179,6 +179,9 @@ def _ratios(res: WorkloadResult, total: int) -> None:
         Target("W9 headline write: lakestore speed vs Rust core", write_rust / write_me if write_rust and write_me else None, ">=", 2),
         Target("W9 headline read: lakestore speed vs Rust core", read_rust / read_me if read_rust and read_me else None, ">=", 1.5),
         Target(
-            "W9 headline write: lakestore time / pq.write_table time", write_me / write_floor if write_floor and write_me else None, "<=", 1.5
+            "W9 headline write: lakestore time / pq.write_table time",
+            write_me / write_floor if write_floor and write_me else None,
+            "<=",
+            1.5,
         ),
     ]
