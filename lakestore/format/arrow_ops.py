@@ -1,7 +1,8 @@
-"""Vectorised helpers over Arrow tables: group boundaries of sorted data, sorting, and the
-NumPy <-> Arrow conversions of the read and write paths done on the buffers. pyarrow's own
-conversions (``pa.array``, ``to_numpy``, ``np.asarray(array)``, ``pa.scalar``, ``Schema.empty_table``, Acero joins) import pandas on
-first use when it is installed: ~0.3 s of a process's first read or write."""
+"""Vectorised helpers over Arrow tables: group boundaries of sorted data, sorting, key matching,
+and the NumPy/Python -> Arrow conversions of the read and write paths, done on the buffers.
+pyarrow's own conversions (``pa.array``, ``pa.scalar``, ``to_numpy``, ``np.asarray(array)``,
+``Schema.empty_table``) and Acero (``Table.join``, ``group_by``) import pandas on first use when
+it is installed: ~0.3 s of a process's first read or write."""
 
 from __future__ import annotations
 
