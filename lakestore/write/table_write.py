@@ -174,12 +174,23 @@ class TableWrite:
         return writer
 
     def _bound_memory(self) -> None:
+        """Over ``write-buffer-size``, flush the largest buffers (as Paimon does when its write
+        buffer is full) down to half the budget: those flushes run in parallel, and runs keep
+        about the size that flushing one buffer each time the budget fills would give them."""
         budget = self.options.write_buffer_size
         total = sum(w.buffered_bytes for w in self._writers.values())
-        while total > budget:
-            largest = max(self._writers.values(), key=lambda w: w.buffered_bytes)
-            total -= largest.buffered_bytes
-            largest.flush()
+        if total <= budget:
+            return
+        chosen: list[BucketWriter] = []
+        for writer in sorted(self._writers.values(), key=lambda w: w.buffered_bytes, reverse=True):
+            if total <= budget // 2 or not writer.buffered_bytes:
+                break
+            chosen.append(writer)
+            total -= writer.buffered_bytes
+        if len(chosen) > 1:
+            list(self._threads().map(lambda w: w.flush(), chosen))
+        else:
+            chosen[0].flush()
 
     # -- committing ---------------------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
