@@ -201,8 +201,8 @@ class Routed:
     arrival: np.ndarray | None = None
 
 
-# Below this many rows a batch is taken apart in one ``take`` on the calling thread; above it each
-# group's ``take`` runs on the writer's thread pool (takes and sorts release the GIL).
+# From this many rows on, the groups of a batch are sorted and taken on the writer's thread pool
+# (sorts and takes release the GIL); smaller batches stay on the calling thread.
 PARALLEL_TAKE_ROWS = 65_536
 
 
