@@ -2,7 +2,8 @@
 # Creates the project's virtual environments (idempotent):
 #   .venv         lakestore + the Dagster/Spark pipeline + test tools (current pyarrow)
 #   .venv-oracle  pypaimon 2.1.0 + pypaimon-rust 0.4.0, the format oracles (they pin pyarrow<20)
-#   .venv-java    pypaimon 0.2.0, whose bridge jar carries Apache Paimon 0.9's Java core (the reference)
+#   .venv-java    pypaimon 0.2.0, whose bridge jar carries Apache Paimon 0.9's Java core (legacy tables)
+#   .jars/        Apache Paimon 2.0.0 and 1.4.2 Java jars by Maven coordinates (scripts/install_jars.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -20,4 +21,6 @@ if [ "${LAKESTORE_SKIP_ORACLE:-0}" != 1 ]; then
     # Apache Paimon 0.9's Java core: pypaimon 0.2.0 ships it as a py4j bridge jar
     [ -x .venv-java/bin/python ] || "$PYTHON" -m venv .venv-java
     .venv-java/bin/pip install -q "pypaimon==0.2.0" "pyarrow<20" pandas
+    # Apache Paimon 2.0.0 and 1.4.2 Java (the reference oracles), fetched with Maven
+    bash scripts/install_jars.sh
 fi
