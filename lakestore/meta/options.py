@@ -142,6 +142,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("partition.legacy-name", "true", _bool),
         OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
         OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
+        OptionSpec("deletion-vectors.bitmap64", "false", _bool),  # 64-bit vectors (Paimon 1.2+): lakestore/format/deletion_vector.py
         # dynamic bucket mode (bucket = -1 with a primary key; lakestore/write/dynamic_bucket.py)
         OptionSpec("dynamic-bucket.target-row-num", "2000000", _positive_int),
         OptionSpec("dynamic-bucket.initial-buckets", None, _positive_int),
