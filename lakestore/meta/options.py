@@ -147,6 +147,20 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("dynamic-bucket.target-row-num", "2000000", _positive_int),
         OptionSpec("dynamic-bucket.initial-buckets", None, _positive_int),
         OptionSpec("dynamic-bucket.assigner-parallelism", None, _positive_int),
+        # data-file paths and commit (lakestore/meta/paths.py, lakestore/commit/commit.py)
+        OptionSpec("data-file.prefix", "data-", str),
+        OptionSpec("changelog-file.prefix", "changelog-", str),
+        OptionSpec("file.suffix.include.compression", "false", _bool),
+        OptionSpec("data-file.path-directory", None, str),
+        OptionSpec("data-file.external-paths", None, str),
+        OptionSpec(
+            "data-file.external-paths.strategy", "none", _choice("none", "specific-fs", "round-robin", "entropy-inject", "weight-robin")
+        ),
+        OptionSpec("data-file.external-paths.specific-fs", None, str),
+        OptionSpec("data-file.external-paths.weights", None, lambda text: tuple(_positive_int(w) for w in str(text).split(","))),
+        OptionSpec("snapshot.ignore-empty-commit", None, _bool),
+        OptionSpec("commit.discard-duplicate-files", "false", _bool),
+        OptionSpec("manifest.delete-file-drop-stats", "false", _bool),
     )
 }
 
