@@ -71,6 +71,8 @@ def _name_list(text: str) -> tuple[str, ...]:
 
 def _bucket(text: str) -> int:
     value = _int(text)
+    if value == -2:
+        raise ValueError("bucket=-2 (postpone buckets) is a Paimon feature lakestore does not implement yet")
     if value == 0 or value < -1:
         raise ValueError("must be a positive bucket count or -1 (dynamic buckets for primary-key tables, bucket-unaware append tables)")
     return value
