@@ -1,10 +1,12 @@
-"""Drive Apache Paimon's Java core (tests/oracle/java_cli.py in ``.venv-java``) from the tests.
+"""Drive Apache Paimon 0.9's Java core (tests/oracle/java_cli.py in ``.venv-java``, pypaimon
+0.2.0's py4j bridge) from the tests: the legacy oracle, for tables older deployments still write.
 
 One JVM per test session, started on first use and stopped at exit; data crosses as Arrow IPC
-files. Nothing here imports pypaimon or lakestore.
+files. Nothing here imports pypaimon or lakestore. Reached through
+``tests.oracle.java_driver.java_oracle("0.9")``; the current Paimon oracles are in java_driver.py.
 
     from tests.oracle.java_driver import java_oracle
-    java = java_oracle()                     # skips (or fails under LAKESTORE_REQUIRE_ALL=1)
+    java = java_oracle("0.9")                # skips (or fails under LAKESTORE_REQUIRE_ALL=1)
     java.create_table(wh, "db.t", schema, primary_keys=["id"], options={"bucket": "2"})
     java.write(wh, "db.t", data)
     rows = java.read(wh, "db.t", options={"scan.snapshot-id": "1"})
@@ -65,7 +67,7 @@ def java_unavailable_reason() -> str | None:
     return None
 
 
-class JavaOracle:
+class JavaOracle09:
     """A running java_cli.py; ``request`` is thread-safe and raises ``JavaOracleError``."""
 
     def __init__(self) -> None:
@@ -218,11 +220,11 @@ def _read_ipc(path: str) -> pa.Table:
         return pa.ipc.open_file(source).read_all()
 
 
-_oracle: JavaOracle | None = None
+_oracle: JavaOracle09 | None = None
 
 
-def java_oracle() -> JavaOracle:
-    """The session's Java oracle. Skips the test when it cannot run here, unless
+def java09_oracle() -> JavaOracle09:
+    """The session's Paimon 0.9 oracle. Skips the test when it cannot run here, unless
     ``LAKESTORE_REQUIRE_ALL=1`` (CI), where a missing oracle fails the test."""
     global _oracle
     if _oracle is None:
@@ -231,6 +233,6 @@ def java_oracle() -> JavaOracle:
             if os.environ.get("LAKESTORE_REQUIRE_ALL") == "1":
                 pytest.fail(f"LAKESTORE_REQUIRE_ALL=1 but {reason}")
             pytest.skip(reason)
-        _oracle = JavaOracle()
+        _oracle = JavaOracle09()
         atexit.register(_oracle.close)
     return _oracle
