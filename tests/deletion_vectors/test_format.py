@@ -1,5 +1,5 @@
 """Deletion-vector index files: RoaringBitmap portable encoding, byte-exact against Paimon Java's
-``BitmapDeletionVector`` and round trips of every container kind."""
+``BitmapDeletionVector`` (2.0.0, 1.4.2 and 0.9) and round trips of every container kind."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ from lakestore.format.deletion_vector import (
     encode_index_file,
     serialize_vector,
 )
-from tests.oracle.java_driver import _hadoop_classpath, java_python, java_unavailable_reason
+from tests.oracle.java09_driver import _hadoop_classpath, java_python
+from tests.oracle.java09_driver import java_unavailable_reason as java09_unavailable_reason
+from tests.oracle.java_driver import java_oracle
 
 HERE = Path(__file__).resolve().parent
 RNG = np.random.default_rng(7)
@@ -43,8 +45,10 @@ CASES: list[list[int]] = [
 ]
 
 
-def _java_serialize(cases: list[list[int]]) -> list[bytes]:
-    reason = java_unavailable_reason()
+def _java_serialize(cases: list[list[int]], version: str) -> list[bytes]:
+    if version != "0.9":
+        return java_oracle(version).dv_bitmaps(cases)
+    reason = java09_unavailable_reason()
     if reason is not None:
         if os.environ.get("LAKESTORE_REQUIRE_ALL") == "1":
             pytest.fail(reason)
@@ -62,8 +66,9 @@ def _java_serialize(cases: list[list[int]]) -> list[bytes]:
 
 
 @pytest.mark.oracle
-def test_vectors_byte_exact_with_java() -> None:
-    for positions, java_bytes in zip(CASES, _java_serialize(CASES), strict=True):
+@pytest.mark.parametrize("version", ["2.0.0", "1.4.2", "0.9"])
+def test_vectors_byte_exact_with_java(version: str) -> None:
+    for positions, java_bytes in zip(CASES, _java_serialize(CASES, version), strict=True):
         assert serialize_vector(np.array(positions)) == java_bytes, positions[:5]
         assert deserialize_vector(java_bytes).tolist() == positions
 
