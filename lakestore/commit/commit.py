@@ -13,14 +13,15 @@ import contextlib
 import logging
 import random
 import time
+import uuid
 from collections.abc import Callable, Container, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, LakestoreError
 from lakestore.format.binary_row import decode_row
 from lakestore.format.hash_index import HASH_INDEX
-from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import data_manifests, in_partitions, live_entries
@@ -37,8 +38,10 @@ from lakestore.meta.index_manifest import (
 from lakestore.meta.kinds import CommitKind
 from lakestore.meta.manifest import ADD, DELETE, DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore
 from lakestore.meta.manifest_merge import merge_manifests, write_manifests
+from lakestore.meta.paths import TablePaths
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from lakestore.meta.stats import EMPTY_STATS
 
 # True: the whole table; a mapping: one partition (a prefix of the partition keys); a sequence of
 # mappings: several partitions (dropping partitions is an overwrite with no new files).
@@ -121,6 +124,11 @@ class TableCommit:
         self._hook = hook or (lambda step: None)
         self._post_commit = post_commit
         self._partition_types = schema.types_of(schema.partition_keys)
+        self.paths = TablePaths.of(table_path, schema)
+        # snapshot.ignore-empty-commit: Paimon's batch commits default to true (its streaming
+        # commits always write a snapshot); lakestore applies the option to every commit.
+        ignore_empty = self.options.get("snapshot.ignore-empty-commit")
+        self._ignore_empty_commit = True if ignore_empty is None else bool(ignore_empty)
         self._key_types = schema.types_of(schema.trimmed_primary_keys) if schema.primary_keys else []
         # Whether the last ``commit`` reached a publish attempt (before that, a failure
         # provably did not land).
@@ -183,7 +191,7 @@ class TableCommit:
                         **common,
                     )
                 )
-            elif appends or append_changelog or append_index:
+            elif appends or append_changelog or append_index or not self._ignore_empty_commit:
                 out.append(
                     self._commit_kind("APPEND", appends, commit_identifier, start, changelog=append_changelog, index=append_index, **common)
                 )
@@ -205,7 +213,7 @@ class TableCommit:
                 upgraded = {f.file_name for f in m.compact_before}  # same file, new level: still live
                 for f in m.compact_after + m.compact_changelog_files:
                     if f.file_name not in upgraded:
-                        self.file_io.delete(self._data_path(m, f))
+                        self._delete_data_file(m, f)
                 if m.compact_before or m.compact_after:
                     for index_file in m.new_index_files:
                         if index_file.index_type == DELETION_VECTORS_INDEX:
@@ -227,7 +235,7 @@ class TableCommit:
         """Delete the data and index files written for ``messages`` (the commit will not happen)."""
         for m in messages:
             for f in m.written_files():
-                self.file_io.delete(self._data_path(m, f))
+                self._delete_data_file(m, f)
             for index_file in m.new_index_files:
                 self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
 
@@ -274,11 +282,16 @@ class TableCommit:
                 # the overwritten partitions' index files (hash indexes, deletion vectors) go with their data
                 attempt_index = index.with_deleted([e for e in live_index if overwritten(e.partition)])
             else:
+                if kind == "APPEND" and self.options.get("commit.discard-duplicate-files"):
+                    # Paimon's commit.discard-duplicate-files: files already live (a re-commit of the
+                    # same messages) are not added twice; what is left still makes a snapshot.
+                    live_ids = {e.identifier for e in base_live}
+                    delta = [e for e in delta if e.identifier not in live_ids]
                 self._check_conflicts(base_live, delta)
             if attempt_index:
                 attempt_index.check_conflicts(live_index)
-            if not delta and not changelog and not attempt_index and kind != "OVERWRITE":
-                raise CommitConflictError("nothing left to commit")
+            if self.options.get("manifest.delete-file-drop-stats"):
+                delta = [_without_value_stats(e) if e.kind == DELETE else e for e in delta]
             snapshot, written = self._write_snapshot(
                 kind, latest, delta, changelog, identifier, watermark, properties, attempt_index, live_index
             )
@@ -431,6 +444,7 @@ class TableCommit:
         previous_total = latest.total_record_count if latest is not None else 0
         snapshot = Snapshot(
             id=(latest.id + 1) if latest is not None else 1,
+            uuid=str(uuid.uuid4()),
             schema_id=self.schema.id,
             base_manifest_list=base_name,
             base_manifest_list_size=base_size,
@@ -452,11 +466,11 @@ class TableCommit:
         return snapshot, attempt
 
     def _data_path(self, message: CommitMessage, f: DataFileMeta) -> str:
-        from_partition = decode_row(message.partition, self._partition_types)
-        path = partition_path(
-            self.schema.partition_keys, self._partition_types, from_partition, default_name=self.options.partition_default_name
-        )
-        return f"{bucket_dir(self.table_path, path, message.bucket)}/{f.file_name}"
+        return self.paths.file_path(self.paths.partition_path_of(message.partition), message.bucket, f)
+
+    def _delete_data_file(self, message: CommitMessage, f: DataFileMeta) -> None:
+        path = self._data_path(message, f)
+        io_for(self.file_io, path, self.schema.options).delete(path)
 
 
 def _inherited(parent: Snapshot | None, schema_id: int) -> dict[str, Any]:
@@ -464,11 +478,20 @@ def _inherited(parent: Snapshot | None, schema_id: int) -> dict[str, Any]:
     manifest (hash and deletion-vector indexes), log offsets, table statistics while the schema
     is unchanged, and every field lakestore does not interpret."""
     if parent is None:
-        return {}
+        return {"next_row_id": 0}
     return {
         "index_manifest": parent.index_manifest,
         "log_offsets": dict(parent.log_offsets) if parent.log_offsets else None,
         "statistics": parent.statistics if parent.schema_id == schema_id else None,
-        "next_row_id": parent.next_row_id,
+        # Paimon 2.0 without row tracking carries nextRowId unchanged (0 from the first snapshot)
+        "next_row_id": parent.next_row_id if parent.next_row_id is not None else 0,
         "unknown_fields": dict(parent.unknown_fields),
     }
+
+
+def _without_value_stats(entry: ManifestEntry) -> ManifestEntry:
+    """A DELETE entry as Paimon writes it with ``manifest.delete-file-drop-stats``
+    (``DataFileMeta.copyWithoutStats``): no value statistics, ``_VALUE_STATS_COLS`` empty; the
+    identifier (what cancels the ADD) is unchanged."""
+    f = replace(entry.file, value_stats=EMPTY_STATS, value_stats_cols=())
+    return replace(entry, file=f)

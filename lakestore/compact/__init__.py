@@ -31,7 +31,8 @@ from lakestore.errors import CommitConflictError, DataFileMissingError
 from lakestore.format.arrow_ops import from_numpy, sort_indices
 from lakestore.format.binary_row import decode_row, encode_values
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
-from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.format.partition_path import partition_path
+from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
@@ -73,8 +74,8 @@ class BucketCompactor:
         self.options = schema.core_options()
         types = schema.types_of(schema.partition_keys)
         path = partition_path(schema.partition_keys, types, partition_values, default_name=self.options.partition_default_name)
-        self.directory = bucket_dir(table_path, path, bucket)
         self.writer = writer or DataFileWriter(file_io, schema, FileTarget(table_path, path, bucket))
+        self.paths = self.writer.paths
         self.changelog_writer = DataFileWriter(file_io, schema, self.writer.target, prefix="changelog")
         self.primary_key = bool(schema.primary_keys)
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
@@ -84,6 +85,11 @@ class BucketCompactor:
             size_ratio=self.options.compaction_size_ratio,
             num_run_compaction_trigger=self.options.compaction_trigger,
         )
+
+    def _located(self, f: DataFileMeta) -> tuple[FileIO, str]:
+        """The FileIO and path of an input file (in the bucket directory or at its external path)."""
+        path = self.paths.to_path(f)
+        return io_for(self.file_io, path, self.schema.options), path
 
     def read_file(self, f: DataFileMeta, *, vectors: Mapping[str, np.ndarray] | None = None) -> pa.Table:
         """A file's rows; on deletion-vector tables without the deleted ones (``vectors``: as of an
@@ -99,9 +105,7 @@ class BucketCompactor:
     def _batches(self, f: DataFileMeta, vectors: Mapping[str, np.ndarray] | None) -> Iterator[pa.Table]:
         columns = self.schema.field_names + [SEQUENCE_NUMBER, VALUE_KIND]
         deleted = vectors_of(self.deletion_vectors, vectors, f.file_name) if self.deletion_vectors is not None else None
-        batches = read_batches(
-            self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns, batch_rows=BATCH_ROWS, deleted=deleted
-        )
+        batches = read_batches(*self._located(f), f, self.schema, self.schemas, columns, batch_rows=BATCH_ROWS, deleted=deleted)
         try:
             yield from batches
         except DataFileMissingError as exc:
@@ -115,7 +119,7 @@ class BucketCompactor:
         if columns is None:
             columns = self.schema.field_names + ([SEQUENCE_NUMBER, VALUE_KIND] if self.primary_key else [])
         try:
-            return read_as_schema(self.file_io, f"{self.directory}/{f.file_name}", f, self.schema, self.schemas, columns)
+            return read_as_schema(*self._located(f), f, self.schema, self.schemas, columns)
         except DataFileMissingError as exc:
             # A concurrent expiration removed a file of the snapshot this compaction planned
             # from: the plan is stale, which is a conflict, not corruption.

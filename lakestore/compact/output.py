@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,8 +79,6 @@ class SortedRunWriter:
         self._value_types = [f.type for f in schema.fields]
         self._file_schema = kv_file_schema(self._user_schema, self._key_names, {f.name: f.id for f in schema.fields})
         self._stats_on = self.options.stats_enabled and level > 0
-        self._uuid = uuid.uuid4()
-        self._counter = 0
         self._open: tuple[Any, pq.ParquetWriter, Any, _FileStats] | None = None
         self.files: list[DataFileMeta] = []
 
@@ -111,10 +108,8 @@ class SortedRunWriter:
             self._close()
 
     def _start(self, first: pa.Table) -> None:
-        name = f"{self.writer.prefix}-{self._uuid}-{self._counter}.parquet"
-        self._counter += 1
-        path = f"{self.writer.target.directory}/{name}"
-        self.writer.written.append(path)  # removed with the writer's files if the commit is abandoned
+        new = self.writer.new_file()  # removed with the writer's files if the commit is abandoned
+        name, path = new.name, new.path
         context = self.writer.file_io.open_output(path)
         sink = context.__enter__()
         compression = self.options.file_compression
@@ -152,7 +147,7 @@ class SortedRunWriter:
         self._open = None
         parquet.close()
         context.__exit__(None, None, None)
-        self.files.append(self._meta(stats))
+        self.files.append(self.writer.located(self._meta(stats)))
 
     def _meta(self, stats: _FileStats) -> DataFileMeta:
         edges = encode_rows(self._key_types, [pa.concat_arrays([a, b]) for a, b in zip(stats.first_key, stats.last_key, strict=True)], 2)

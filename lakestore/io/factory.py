@@ -1,11 +1,14 @@
-"""Choosing a FileIO for a warehouse or table URI."""
+"""Choosing a FileIO for a warehouse or table URI, and for a file's own URI (Paimon's
+``_EXTERNAL_PATH``: data files a table keeps outside its directory, maybe on another file system)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 
 from lakestore.errors import OptionError
-from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.io.fileio import FileIO, LocalFileIO, uri_scheme
+from lakestore.io.fileio import local_path as local_path  # re-exported: callers import it from here
 from lakestore.io.s3 import S3FileIO
 
 
@@ -14,7 +17,7 @@ def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
     a local path or ``file://`` -> ``LocalFileIO`` (link(2) publish, no lock needed)."""
     options = {str(k): str(v) for k, v in (options or {}).items()}
     text = str(uri)
-    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    scheme = uri_scheme(text)
     if scheme in ("s3", "s3a"):
         return S3FileIO.from_options(options)
     if scheme in ("", "file"):
@@ -22,7 +25,24 @@ def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
     raise OptionError(f"unsupported warehouse scheme {scheme!r} in {uri!r}: use a local path or s3://bucket/path")
 
 
-def local_path(uri: str) -> str:
-    """``file:///x`` -> ``/x``; other URIs unchanged."""
-    text = str(uri)
-    return text[len("file://") :] if text.startswith("file://") else text
+_OTHERS: dict[tuple[str, frozenset[tuple[str, str]]], FileIO] = {}
+_OTHERS_LOCK = threading.Lock()
+
+
+def io_for(file_io: FileIO, path: str, options: Mapping[str, str] | None = None) -> FileIO:
+    """The FileIO that opens ``path``: ``file_io`` (the table's) when ``path`` is on its file
+    system, else one for the path's scheme (an external data path on another file system, e.g.
+    a local table whose ``data-file.external-paths`` are on S3), built once per scheme and
+    ``options`` (S3 credentials; then the environment)."""
+    if file_io.handles(path):
+        return file_io
+    key = (uri_scheme(path), frozenset((str(k), str(v)) for k, v in (options or {}).items()))
+    with _OTHERS_LOCK:
+        other = _OTHERS.get(key)
+        if other is None:
+            try:
+                other = file_io_for(path, options)
+            except OptionError as exc:
+                raise OptionError(f"data file {path!r} is on a file system lakestore cannot open: {exc}") from exc
+            _OTHERS[key] = other
+        return other

@@ -160,6 +160,9 @@ class FaultyFileIO(FileIO):
     def arrow_path(self, path: str) -> str:
         return self.inner.arrow_path(path)
 
+    def handles(self, path: str) -> bool:
+        return self.inner.handles(path)
+
     @contextmanager
     def open_output(self, path: str) -> Iterator[pa.NativeFile]:
         when = self._decide("open_output", path)

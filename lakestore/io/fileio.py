@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import uuid
 from abc import ABC, abstractmethod
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.fs as pafs
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +85,45 @@ class FileIO(ABC):
         """``path`` as ``arrow_filesystem()`` names it (object stores drop the URI scheme)."""
         return path
 
+    def handles(self, path: str) -> bool:
+        """Whether ``path`` (a plain path or a URI) lives on this file system."""
+        return uri_scheme(path) == ""
+
+
+def uri_scheme(path: str) -> str:
+    """The lower-case scheme of a URI (``file:/x``, ``file:///x``, ``s3://b/k``), ``""`` for a
+    plain path. A one-letter "scheme" is a Windows drive, not a scheme."""
+    match = _SCHEME.match(str(path))
+    return match.group(1).lower() if match else ""
+
+
+def local_path(path: str) -> str:
+    """A local path for ``path``: ``file:/x``, ``file:///x`` and ``file://localhost/x`` -> ``/x``
+    (how Paimon Java, pypaimon and users spell a local data file's ``_EXTERNAL_PATH``); plain
+    paths unchanged."""
+    text = str(path)
+    if uri_scheme(text) != "file":
+        return text
+    rest = text[len("file:") :]
+    if rest.startswith("//"):
+        authority, slash, tail = rest[2:].partition("/")
+        if authority not in ("", "localhost"):
+            raise ValueError(f"{text!r} names a file on another host ({authority!r}); lakestore reads local files only through file:")
+        rest = slash + tail
+    return rest
+
 
 class LocalFileIO(FileIO):
+    """Plain local paths, and ``file:`` URIs (external data paths) for the same files."""
+
     def __init__(self) -> None:
         self._fs = pafs.LocalFileSystem()
+
+    def handles(self, path: str) -> bool:
+        return uri_scheme(path) in ("", "file")
+
+    def arrow_path(self, path: str) -> str:
+        return local_path(path)
 
     @staticmethod
     def _temp_name(path: str) -> str:
@@ -93,10 +131,12 @@ class LocalFileIO(FileIO):
         return os.path.join(head, f".{tail}.{uuid.uuid4().hex}.tmp")
 
     def read_bytes(self, path: str) -> bytes:
+        path = local_path(path)
         with open(path, "rb") as fh:
             return fh.read()
 
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        path = local_path(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temp = self._temp_name(path)
         try:
@@ -110,6 +150,7 @@ class LocalFileIO(FileIO):
             _remove_quietly(temp)
 
     def try_publish(self, path: str, data: bytes) -> bool:
+        path = local_path(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temp = self._temp_name(path)
         try:
@@ -126,9 +167,11 @@ class LocalFileIO(FileIO):
             _remove_quietly(temp)
 
     def exists(self, path: str) -> bool:
+        path = local_path(path)
         return os.path.exists(path)
 
     def list_status(self, path: str) -> list[FileStatus]:
+        path = local_path(path)
         try:
             entries = list(os.scandir(path))
         except FileNotFoundError:
@@ -143,15 +186,19 @@ class LocalFileIO(FileIO):
         return out
 
     def delete(self, path: str) -> None:
+        path = local_path(path)
         _remove_quietly(path)
 
     def delete_dir(self, path: str) -> None:
+        path = local_path(path)
         shutil.rmtree(path, ignore_errors=True)
 
     def mkdirs(self, path: str) -> None:
+        path = local_path(path)
         os.makedirs(path, exist_ok=True)
 
     def rename(self, src: str, dst: str) -> bool:
+        src, dst = local_path(src), local_path(dst)
         if os.path.isdir(src):
             # link(2) cannot take directories (EPERM). rename(2) would silently replace an
             # empty directory, so check first; a non-empty target fails with ENOTEMPTY/EEXIST.
@@ -172,6 +219,7 @@ class LocalFileIO(FileIO):
         return True
 
     def file_size(self, path: str) -> int:
+        path = local_path(path)
         return os.path.getsize(path)
 
     def arrow_filesystem(self) -> pafs.FileSystem:
@@ -179,6 +227,7 @@ class LocalFileIO(FileIO):
 
     @contextmanager
     def open_output(self, path: str) -> Iterator[pa.NativeFile]:
+        path = local_path(path)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temp = self._temp_name(path)
         try:

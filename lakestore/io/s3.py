@@ -201,6 +201,9 @@ class S3FileIO(FileIO):
                 return path[len(scheme) :]
         return path
 
+    def handles(self, path: str) -> bool:
+        return is_s3_uri(path)
+
     @staticmethod
     def _uri(key: str) -> str:
         return f"s3://{key}"

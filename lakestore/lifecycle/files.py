@@ -11,11 +11,11 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lakestore.format.binary_row import decode_row
-from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.io.factory import io_for
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import index_file_path, read_index_manifest
 from lakestore.meta.manifest import ADD, DELETE, FILE_SOURCE_APPEND, ManifestEntry, ManifestFileMeta
+from lakestore.meta.paths import TablePaths
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -36,34 +36,19 @@ class TableFiles:
         self.file_io = table.file_io
         self.path = table.path
         self.store = table.manifests()
-        schema = table.schema
-        self._partition_keys = schema.partition_keys
-        self._partition_types = schema.types_of(schema.partition_keys)
-        self._default_name = table.options.partition_default_name
-        self._dirs: dict[tuple[bytes, int], str] = {}
+        self.paths = TablePaths.of(table.path, table.schema)
         self._index_files: dict[str, set[str]] = {}
         # primary-key tables with deletion vectors or dynamic buckets hold index files
         self._has_index = has_index_files(table)
 
     # -- paths --------------------------------------------------------------------------------
     def bucket_path(self, partition: bytes, bucket: int) -> str:
-        key = (partition, bucket)
-        cached = self._dirs.get(key)
-        if cached is None:
-            values = decode_row(partition, self._partition_types, source=self.store.manifest_dir)
-            part = partition_path(self._partition_keys, self._partition_types, values, default_name=self._default_name)
-            cached = bucket_dir(self.path, part, bucket)
-            self._dirs[key] = cached
-        return cached
+        return self.paths.bucket_dir(self.paths.partition_path_of(partition, source=self.store.manifest_dir), bucket)
 
     def entry_paths(self, entry: ManifestEntry) -> list[str]:
-        """The data file of an entry and its extra files (which sit next to it)."""
-        f = entry.file
-        if f.external_path:
-            folder = f.external_path.rsplit("/", 1)[0]
-            return [f.external_path] + [f"{folder}/{x}" for x in f.extra_files]
-        folder = self.bucket_path(entry.partition, entry.bucket)
-        return [f"{folder}/{f.file_name}"] + [f"{folder}/{x}" for x in f.extra_files]
+        """The data file of an entry (at its ``_EXTERNAL_PATH`` or in its bucket directory) and
+        its extra files (which sit next to it)."""
+        return self.paths.entry_paths(entry)
 
     def manifest_path(self, name: str) -> str:
         return self.store.path(name)
@@ -235,10 +220,11 @@ def delete_files(table: Table, files: TableFiles, candidates: References, keep: 
     gone.changelog = candidates.changelog - keep.changelog
     gone.manifests = candidates.manifests - keep.manifests
     gone.index = candidates.index - keep.index
+    options = table.schema.options
     for path in sorted(gone.data):
-        table.file_io.delete(path)
+        io_for(table.file_io, path, options).delete(path)  # external paths may be on another file system
     for path in sorted(gone.changelog):
-        table.file_io.delete(path)
+        io_for(table.file_io, path, options).delete(path)
     for path in sorted(gone.index):  # before the index manifests that name them
         table.file_io.delete(path)
     for name in sorted(gone.manifests):

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lakestore.io.factory import io_for
+from lakestore.io.fileio import FileIO, local_path, uri_scheme
 from lakestore.lifecycle.files import TableFiles, has_index_files
 from lakestore.lifecycle.tags import retained_references
 
@@ -26,7 +28,7 @@ _PROTECTED_DIRS = ("schema", "snapshot", "tag", "consumer", "index", "branch", "
 
 @dataclass(frozen=True)
 class OrphanResult:
-    deleted: tuple[str, ...]  # paths relative to the table directory
+    deleted: tuple[str, ...]  # paths relative to the table directory (absolute for external data paths)
     bytes: int
     dry_run: bool
 
@@ -40,6 +42,25 @@ def _walk(table: Table, folder: str, out: list[tuple[str, int, int]], dirs: list
             out.append((status.path, status.size, status.mtime_ms))
 
 
+def _key(path: str) -> str:
+    """One spelling per file: local paths and ``file:`` URIs as normalized local paths."""
+    return os.path.normpath(local_path(path)) if uri_scheme(path) in ("", "file") else path
+
+
+def _walk_data_dirs(io: FileIO, folder: str, levels: int, out: list[tuple[str, int, int]]) -> None:
+    """Files of the bucket directories under ``folder`` (``levels`` partition levels deep), as
+    Paimon's OrphanFilesClean lists an external data path: only ``k=v`` and ``bucket-*``
+    directories, never anything else that shares the root."""
+    for status in io.list_status(folder):
+        if not status.is_dir:
+            continue
+        name = status.path.rstrip("/").rsplit("/", 1)[-1]
+        if levels == 0 and name.startswith("bucket-"):
+            out += [(s.path, s.size, s.mtime_ms) for s in io.list_status(status.path) if not s.is_dir]
+        elif levels > 0 and "=" in name:
+            _walk_data_dirs(io, status.path, levels - 1, out)
+
+
 def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
     """Delete unreferenced files last modified before ``older_than_ms`` (epoch millis; default
     now minus one day)."""
@@ -47,9 +68,9 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
     threshold = older_than_ms if older_than_ms is not None else int(time.time() * 1000) - DEFAULT_OLDER_THAN_MS
     files = TableFiles(table)
     keep = retained_references(table, files)
-    referenced = {os.path.normpath(p) for p in keep.data | keep.changelog}
-    referenced |= {os.path.normpath(files.manifest_path(n)) for n in keep.manifests}
-    referenced |= {os.path.normpath(p) for p in keep.index}
+    referenced = {_key(p) for p in keep.data | keep.changelog}
+    referenced |= {_key(files.manifest_path(n)) for n in keep.manifests}
+    referenced |= {_key(p) for p in keep.index}
     root = table.path
     found: list[tuple[str, int, int]] = []
     dirs: list[str] = []
@@ -72,18 +93,31 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
         for s in table.file_io.list_status(f"{root}/{d}")
         if s.path.endswith(".tmp")
     ]
+    external: list[tuple[str, int, int]] = []
+    for ext_root in _external_roots(table):
+        io = io_for(table.file_io, ext_root, table.schema.options)
+        base = f"{ext_root.rstrip('/')}/{files.paths.data_directory}" if files.paths.data_directory else ext_root
+        _walk_data_dirs(io, base, len(table.schema.partition_keys), external)
     deleted: list[str] = []
     total = 0
-    for path, size, mtime in sorted(found):
-        if os.path.normpath(path) in referenced or mtime >= threshold:
+    external_paths = {path for path, _, _ in external}
+    for path, size, mtime in sorted(found) + sorted(external):
+        if _key(path) in referenced or mtime >= threshold:
             continue
-        deleted.append(os.path.relpath(path, root))
+        deleted.append(path if path in external_paths else os.path.relpath(path, root))
         total += size
         if not dry_run:
-            table.file_io.delete(path)
+            io_for(table.file_io, path, table.schema.options).delete(path)
     if not dry_run:
         for folder in sorted(dirs, key=len, reverse=True):  # deepest first
             if os.path.basename(folder) != "manifest" and not table.file_io.list_status(folder):
                 with contextlib.suppress(OSError):  # not empty any more (a writer), or not a local path
                     os.rmdir(folder)
     return OrphanResult(tuple(deleted), total, dry_run)
+
+
+def _external_roots(table: Table) -> list[str]:
+    """Every root ``data-file.external-paths`` names (whatever the strategy: files written under
+    an earlier strategy are still the table's)."""
+    text = table.schema.options.get("data-file.external-paths") or ""
+    return [p.strip() for p in text.split(",") if p.strip()]

@@ -14,9 +14,11 @@ from lakestore.meta.kinds import COMMIT_KINDS, CommitKind
 SNAPSHOT_VERSION = 3
 BATCH_COMMIT_IDENTIFIER = 9223372036854775807
 
-# Snapshot JSON key of every field, in the order Paimon writes them.
+# Snapshot JSON key of every field, in the order Paimon 2.0 writes them (``logOffsets``, gone
+# since 1.4, last: only carried when a parent has offsets).
 _WIRE_NAMES = {
     "version": "version",
+    "uuid": "uuid",
     "id": "id",
     "schema_id": "schemaId",
     "base_manifest_list": "baseManifestList",
@@ -30,7 +32,6 @@ _WIRE_NAMES = {
     "commit_identifier": "commitIdentifier",
     "commit_kind": "commitKind",
     "time_millis": "timeMillis",
-    "log_offsets": "logOffsets",
     "total_record_count": "totalRecordCount",
     "delta_record_count": "deltaRecordCount",
     "changelog_record_count": "changelogRecordCount",
@@ -38,6 +39,8 @@ _WIRE_NAMES = {
     "statistics": "statistics",
     "properties": "properties",
     "next_row_id": "nextRowId",
+    "operation": "operation",
+    "log_offsets": "logOffsets",
 }
 _REQUIRED = (
     "version",
@@ -78,6 +81,8 @@ class Snapshot:
     statistics: str | None = None
     properties: dict[str, str] | None = None
     next_row_id: int | None = None
+    uuid: str | None = None  # Paimon 2.0: a fresh random UUID per snapshot (None in older ones)
+    operation: str | None = None  # Paimon 2.0: set only by some engine operations (e.g. TRUNCATE)
     # JSON fields lakestore does not interpret (written by another engine or a newer Paimon):
     # kept verbatim and carried into the next snapshot.
     unknown_fields: dict[str, Any] = field(default_factory=dict)
@@ -88,8 +93,6 @@ class Snapshot:
             value = getattr(self, attr)
             if value is not None:
                 out[wire] = value
-        if "logOffsets" not in out:
-            out["logOffsets"] = {}
         for key, value in self.unknown_fields.items():
             out.setdefault(key, value)
         return out

@@ -20,10 +20,11 @@ import pyarrow as pa
 
 from lakestore.format.arrow_ops import as_numpy, group_last, group_starts, indices, sort_indices, sort_order
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
-from lakestore.format.partition_path import bucket_dir, partition_path
+from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.meta.manifest import DataFileMeta
+from lakestore.meta.paths import TablePaths
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.deletion_vectors import apply_vector, read_vectors
 from lakestore.read.parquet_read import ReadCounters
@@ -52,6 +53,7 @@ class SplitReader:
         self.schema = schema
         self.schemas = schemas
         self.options = schema.core_options()
+        self.paths = TablePaths.of(table_path, schema)
         self.primary_key = bool(schema.primary_keys)
         self.deletion_vectors = self.options.deletion_vectors
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
@@ -76,10 +78,11 @@ class SplitReader:
     def file_path(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta) -> str:
         if f.external_path:
             return f.external_path
-        part = partition_path(
-            self.schema.partition_keys, self.partition_types, partition_values, default_name=self.options.partition_default_name
-        )
-        return f"{bucket_dir(self.table_path, part, bucket)}/{f.file_name}"
+        return self.paths.file_path(self.paths.partition_path(partition_values), bucket, f)
+
+    def io_of(self, path: str) -> FileIO:
+        """The FileIO of a data file (external paths may sit on another file system)."""
+        return io_for(self.file_io, path, self.schema.options)
 
     def read_file(
         self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta, columns: Sequence[str], *, system: bool
@@ -87,8 +90,15 @@ class SplitReader:
         """One data or changelog file as the current schema (plus ``_SEQUENCE_NUMBER`` and
         ``_VALUE_KIND`` when ``system``)."""
         wanted = list(columns) + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])
+        path = self.file_path(partition_values, bucket, f)
         return read_as_schema(
-            self.file_io, self.file_path(partition_values, bucket, f), f, self.schema, self.schemas, wanted, counters=self.counters
+            self.io_of(path),
+            path,
+            f,
+            self.schema,
+            self.schemas,
+            wanted,
+            counters=self.counters,
         )
 
     def _read_file(
@@ -104,7 +114,7 @@ class SplitReader:
         path = self.file_path(split.partition_values, split.bucket, f)
         wanted = list(columns) + list(system)
         return read_as_schema(
-            self.file_io, path, f, self.schema, self.schemas, wanted, predicate=prune, row_limit=row_limit, counters=self.counters
+            self.io_of(path), path, f, self.schema, self.schemas, wanted, predicate=prune, row_limit=row_limit, counters=self.counters
         )
 
     # -- pieces -------------------------------------------------------------------------------

@@ -4,8 +4,7 @@ describes each file for the manifest (row count, key range, statistics, sequence
 from __future__ import annotations
 
 import time
-import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -13,10 +12,11 @@ import pyarrow.compute as pc
 from lakestore.format.binary_row import EMPTY_ROW
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, kv_file_schema
 from lakestore.format.parquet import WrittenFile, write_parquet_rolling
-from lakestore.format.partition_path import bucket_dir
+from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.merge import retract_count
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
+from lakestore.meta.paths import NewFile, TablePaths
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.stats import EMPTY_STATS, column_stats, sorted_key_bounds
 
@@ -29,34 +29,51 @@ class FileTarget:
     partition_path: str
     bucket: int
 
-    @property
-    def directory(self) -> str:
-        return bucket_dir(self.table_path, self.partition_path, self.bucket)
-
 
 class DataFileWriter:
-    """Creates ``data-<uuid>-<n>.parquet`` files for one bucket. Remembers what it wrote so that
-    an aborted write can remove its files."""
+    """Creates the data (``prefix`` "data") or changelog ("changelog") files of one bucket, named
+    and placed by ``lakestore.meta.paths`` (``data-<uuid>-<n>.parquet`` by default, maybe under
+    an external path). Remembers what it wrote so that an aborted write can remove its files."""
 
     def __init__(self, file_io: FileIO, schema: TableSchema, target: FileTarget, *, prefix: str = "data") -> None:
-        self.file_io = file_io
         self.schema = schema
         self.target = target
         self.prefix = prefix
-        self._uuid = uuid.uuid4()
-        self._counter = 0
+        self.paths = TablePaths.of(target.table_path, schema).for_bucket(target.partition_path, target.bucket)
+        # External data paths may sit on another file system than the table (one per table:
+        # lakestore.meta.paths refuses external paths that mix file systems).
+        probe = self.paths.table.external_root_list
+        self.file_io = io_for(file_io, probe[0], schema.options) if probe else file_io
         self.options = schema.core_options()
         self.written: list[str] = []
+        self._by_name: dict[str, NewFile] = {}
         self._field_ids = {f.name: f.id for f in schema.fields}
         self._user_schema = schema.arrow_schema()
         self._value_types = [f.type for f in schema.fields]
         self._key_names = list(schema.trimmed_primary_keys)
         self._key_types = schema.types_of(self._key_names)
 
+    @property
+    def directory(self) -> str:
+        """The bucket's directory in the table (files may go to an external path instead)."""
+        return self.paths.directory
+
+    def new_file(self) -> NewFile:
+        """Name and place the next file; it is removed with the writer's files on abort."""
+        new = self.paths.new_file(self.prefix)
+        self._by_name[new.name] = new
+        self.written.append(new.path)
+        return new
+
+    def located(self, meta: DataFileMeta) -> DataFileMeta:
+        """``meta`` with the ``_EXTERNAL_PATH`` of the file this writer wrote under its name."""
+        new = self._by_name.get(meta.file_name)
+        return replace(meta, external_path=new.external_path) if new is not None and new.external_path else meta
+
     def _new_path(self) -> tuple[str, str]:
-        name = f"{self.prefix}-{self._uuid}-{self._counter}.parquet"
-        self._counter += 1
-        return name, f"{self.target.directory}/{name}"
+        new = self.paths.new_file(self.prefix)
+        self._by_name[new.name] = new
+        return new.name, new.path
 
     def _write_files(self, table: pa.Table) -> list[tuple[str, WrittenFile]]:
         names: list[str] = []
@@ -83,7 +100,7 @@ class DataFileWriter:
         file_schema = kv_file_schema(self._user_schema, self._key_names, self._field_ids)
         table = pa.Table.from_arrays(columns, schema=file_schema)
         return [
-            self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source)
+            self.located(self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source))
             for name, written in self._write_files(table)
         ]
 
@@ -141,10 +158,11 @@ class DataFileWriter:
                     file_source=file_source,
                 )
             )
-        return out
+        return [self.located(meta) for meta in out]
 
     def delete_file(self, file_name: str) -> None:
-        path = f"{self.target.directory}/{file_name}"
+        new = self._by_name.get(file_name)
+        path = new.path if new is not None else f"{self.directory}/{file_name}"
         self.file_io.delete(path)
         if path in self.written:
             self.written.remove(path)
