@@ -1,4 +1,5 @@
-"""Deletion-vector tables with Paimon Java 0.9, the reference: Java writes and lakestore reads
+"""Deletion-vector tables with Paimon Java 2.0.0, the reference (the one-way cases and the byte
+comparison also with 1.4.2): Java writes and lakestore reads
 (level 0 invisible, vectors applied, no merge), lakestore writes and Java reads, and writers of
 both engines interleaved on one table."""
 
@@ -29,7 +30,8 @@ def vector_count(table: lakestore.Table) -> int:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_java_writes_lakestore_reads(java, catalog, warehouse, engine):
+def test_java_writes_lakestore_reads(java_any, catalog, warehouse, engine):
+    java = java_any
     java.create_table(warehouse, "db.t", scenario.SCHEMA, primary_keys=KEYS, partition_keys=["dt"], options=options(engine))
     for index in range(len(scenario.COMMITS)):
         java.write(warehouse, "db.t", scenario.as_table(scenario.commit_rows(engine, index)))
@@ -74,7 +76,7 @@ def test_projection_and_filter(java, catalog, warehouse):
 
 
 def test_append_table_reads_and_refuses_writes(java, catalog, warehouse):
-    """Paimon 0.9 deletes rows of append tables only through Spark's DELETE/UPDATE: lakestore reads
+    """Paimon deletes rows of append tables only through Spark's DELETE/UPDATE: lakestore reads
     such tables (vectors applied) and refuses to write them."""
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string())])
     java.create_table(warehouse, "db.a", schema, options={"bucket": "-1", "deletion-vectors.enabled": "true"})
@@ -87,7 +89,8 @@ def test_append_table_reads_and_refuses_writes(java, catalog, warehouse):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_lakestore_writes_java_reads(java, catalog, warehouse, engine):
+def test_lakestore_writes_java_reads(java_any, catalog, warehouse, engine):
+    java = java_any
     table = catalog.create_table("db.t", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options(engine))
     for index in range(len(scenario.COMMITS)):
         table.write_arrow(scenario.as_table(scenario.commit_rows(engine, index)))
@@ -122,7 +125,8 @@ def test_writers_of_both_engines_interleave(java, catalog, warehouse, engine):
         same_rows(java.read(warehouse, "db.t"), expected, KEYS)
 
 
-def test_index_files_byte_exact_with_java(java, catalog, warehouse):
+def test_index_files_byte_exact_with_java(java_any, catalog, warehouse):
+    java = java_any
     """The same commits give index files of the same bytes (names aside) from both engines."""
     java.create_table(warehouse, "db.j", scenario.SCHEMA, primary_keys=KEYS, partition_keys=["dt"], options=options("deduplicate"))
     ours = catalog.create_table("db.l", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=options("deduplicate"))

@@ -1,6 +1,6 @@
 """Append tables, tags, rollback, expiration, schema evolution, time travel and branches done by
-one engine and read by the other (Paimon Java 0.9 and lakestore); tables Java created with
-options lakestore refuses or ignores."""
+one engine and read by the other (Paimon Java 2.0.0 and lakestore; append tables also with
+1.4.2); tables Java created with options lakestore refuses or ignores."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ APPEND_LAYOUTS = {"bucket-unaware": {}, "fixed-bucket": {"bucket": "2", "bucket-
 
 
 @pytest.mark.parametrize("layout", list(APPEND_LAYOUTS))
-def test_append_tables_both_ways(java, catalog, warehouse, layout):
+def test_append_tables_both_ways(java_any, catalog, warehouse, layout):
+    java = java_any
     table = catalog.create_table("db.t", schema=APPEND, partition_keys=["dt"], options=APPEND_LAYOUTS[layout])
     table.write_arrow(append_rows("a", [1, 2], "l"))
     java.write(warehouse, "db.t", append_rows("a", [3], "j"))

@@ -1,5 +1,5 @@
 """Nested columns across engines: lakestore writes and pypaimon 2.1 (Python and Rust readers)
-and Paimon Java 0.9 read; they (pypaimon's Python and Rust writers, Java) write and lakestore
+and Paimon Java 2.0.0 read; they (pypaimon's Python and Rust writers, Java) write and lakestore
 reads; compactions by either side."""
 
 from __future__ import annotations
