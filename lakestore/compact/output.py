@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,11 +15,11 @@ import pyarrow.parquet as pq
 from lakestore.format.arrow_ops import min_max
 from lakestore.format.binary_row import encode_rows
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, kv_file_schema
-from lakestore.format.parquet import ROW_GROUP_ROWS, encoding_options
+from lakestore.format.parquet import ROW_GROUP_ROWS, writer_options
 from lakestore.format.types import DataType
 from lakestore.merge import retract_count
 from lakestore.meta.manifest import DataFileMeta, SimpleStats
-from lakestore.meta.stats import EMPTY_STATS, column_stats
+from lakestore.meta.stats import KEY_STATS_MODE, column_stats
 from lakestore.write.file_writer import DataFileWriter
 
 
@@ -75,10 +76,12 @@ class SortedRunWriter:
         self._key_names = list(schema.trimmed_primary_keys)
         self._key_types = schema.types_of(self._key_names)
         self._user_schema = schema.arrow_schema()
-        self._value_names = [f.name for f in schema.fields]
-        self._value_types = [f.type for f in schema.fields]
+        # the value statistics the writer's options give files of this level (lakestore/meta/stats.py)
+        self._plan = writer.value_stats_plan(level)
+        self._value_names = list(self._plan.names)
+        self._value_types = list(self._plan.types)
         self._file_schema = kv_file_schema(self._user_schema, self._key_names, {f.name: f.id for f in schema.fields})
-        self._stats_on = self.options.stats_enabled and level > 0
+        self._stats_on = bool(self._plan.names)
         self._open: tuple[Any, pq.ParquetWriter, Any, _FileStats] | None = None
         self.files: list[DataFileMeta] = []
 
@@ -112,14 +115,8 @@ class SortedRunWriter:
         name, path = new.name, new.path
         context = self.writer.file_io.open_output(path)
         sink = context.__enter__()
-        compression = self.options.file_compression
         parquet = pq.ParquetWriter(
-            sink,
-            first.schema,
-            compression=None if compression == "none" else compression,
-            store_schema=False,
-            write_page_checksum=True,
-            **encoding_options(first),
+            sink, first.schema, **writer_options(first, self.writer.compression, self.options.file_compression_zstd_level)
         )
         self._open = (context, parquet, sink, _FileStats(name, path))
 
@@ -158,11 +155,13 @@ class SortedRunWriter:
             row_count=stats.rows,
             min_key=edges.row(0),
             max_key=edges.row(1),
-            key_stats=_combined(stats.key_summaries, stats.key_nulls, self._key_names, self._key_types),
-            value_stats=_combined(stats.value_summaries, stats.value_nulls, self._value_names, self._value_types)
+            key_stats=_combined(
+                stats.key_summaries, stats.key_nulls, self._key_names, self._key_types, [KEY_STATS_MODE] * len(self._key_names)
+            ),
+            value_stats=_combined(stats.value_summaries, stats.value_nulls, self._value_names, self._value_types, self._plan.modes)
             if self._stats_on
-            else EMPTY_STATS,
-            value_stats_cols=None if self._stats_on else (),
+            else self._plan.stats(pa.table({})),
+            value_stats_cols=self._plan.stats_cols,
             min_sequence_number=stats.min_sequence,
             max_sequence_number=stats.max_sequence,
             schema_id=self.writer.schema.id,
@@ -189,6 +188,12 @@ class SortedRunWriter:
                 context.__exit__(RuntimeError, failure, None)  # an exception: the partial file is discarded
 
 
-def _combined(summaries: list[pa.Table], nulls: list[int | None], names: list[str], types: list[DataType]) -> SimpleStats:
-    stats = column_stats(pa.concat_tables(summaries), names, types)
-    return SimpleStats(stats.min_values, stats.max_values, tuple(nulls))
+def _combined(
+    summaries: list[pa.Table], nulls: list[int | None], names: list[str], types: list[DataType], modes: Sequence[str]
+) -> SimpleStats:
+    """The statistics of a file from its chunks' summaries: min/max of the chunks' min/max under
+    each column's mode (truncated once, at the end), null counts added up (none where the mode
+    keeps none)."""
+    stats = column_stats(pa.concat_tables(summaries), names, types, modes)
+    kept = stats.null_counts or ()
+    return SimpleStats(stats.min_values, stats.max_values, tuple(None if k is None else n for k, n in zip(kept, nulls, strict=True)))

@@ -46,8 +46,34 @@ def encoding_options(table: pa.Table) -> dict[str, list[str]]:
     return {"use_dictionary": dictionary, "write_statistics": statistics}
 
 
+def compression_options(compression: str, zstd_level: int = 1) -> dict[str, object]:
+    """pyarrow's arguments for Paimon's ``file.compression`` (``none``/``uncompressed``: no codec)
+    and ``file.compression.zstd-level`` (Paimon's default 1)."""
+    if compression in ("none", "uncompressed"):
+        return {"compression": None}
+    if compression == "zstd":
+        return {"compression": "zstd", "compression_level": zstd_level}
+    return {"compression": compression}
+
+
+def writer_options(table: pa.Table, compression: str, zstd_level: int = 1) -> dict[str, object]:
+    """Every ``pq.ParquetWriter`` argument of a data file but the sink and schema."""
+    return {
+        **compression_options(compression, zstd_level),
+        "store_schema": False,
+        "write_page_checksum": True,
+        **encoding_options(table),
+    }
+
+
 def write_parquet_rolling(
-    file_io: FileIO, next_path: Callable[[], str], table: pa.Table, *, target_size: int, compression: str = "zstd"
+    file_io: FileIO,
+    next_path: Callable[[], str],
+    table: pa.Table,
+    *,
+    target_size: int,
+    compression: str = "zstd",
+    zstd_level: int = 1,
 ) -> list[WrittenFile]:
     """Write ``table`` into as many files as needed, rolling to a new file once a file's actual
     size on disk reaches ``target_size`` (checked after every row group)."""
@@ -61,14 +87,7 @@ def write_parquet_rolling(
         path = next_path()
         start = offset
         with file_io.open_output(path) as sink:
-            writer = pq.ParquetWriter(
-                sink,
-                table.schema,
-                compression=None if compression == "none" else compression,
-                store_schema=False,
-                write_page_checksum=True,
-                **encoding_options(table),
-            )
+            writer = pq.ParquetWriter(sink, table.schema, **writer_options(table, compression, zstd_level))
             while offset < total:
                 chunk = table.slice(offset, group_rows)
                 writer.write_table(chunk, row_group_size=group_rows)

@@ -3,8 +3,9 @@
 Policy: options a user passes to create/alter a table are checked strictly. An unknown key, a
 bad value, or a Paimon option lakestore does not implement yet is refused with ``OptionError``
 (pypaimon silently ignores some of these; lakestore never does). Options read back from an
-existing table must parse, and are then classified by ``unsupported``: runtime settings of other
-engines are ignored; any other unknown or unimplemented option makes writes and maintenance
+existing table must parse, and are then classified by ``unsupported`` with the registry in
+``lakestore.meta.option_keys`` (every key of Paimon 2.0's ``CoreOptions``): runtime settings of
+other engines are ignored; any other unknown or unimplemented option makes writes and maintenance
 refuse by name (``UnsupportedTableError``), and reads refuse only when ignoring it would change
 the rows they return.
 """
@@ -18,6 +19,7 @@ from typing import Any, Literal
 
 from lakestore.errors import OptionError, UnsupportedTableError
 from lakestore.meta.kinds import ChangelogProducer, MergeEngine
+from lakestore.meta.option_keys import FALLBACK_KEYS, IGNORED, IGNORED_PREFIXES, REFUSED
 from lakestore.units import parse_duration_ms, parse_memory
 
 # Java DateTimeFormatter letters -> strptime directives (the ones partition values use).
@@ -69,6 +71,63 @@ def _name_list(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in str(text).split(",") if p.strip())
 
 
+_STATS_MODE = re.compile(r"none|counts|full|truncate\((\d+)\)")
+
+
+def stats_mode(text: str) -> str:
+    """Paimon's column statistics modes: ``none``, ``counts``, ``truncate(N)`` (N > 0), ``full``
+    (case-insensitive, as ``SimpleColStatsCollector.from`` parses them); returned lower-case."""
+    value = str(text).strip().lower()
+    match = _STATS_MODE.fullmatch(value)
+    if match is None or (match.group(1) is not None and int(match.group(1)) <= 0):
+        raise ValueError("lakestore implements the statistics modes none, counts, truncate(N) with N > 0, and full")
+    return value
+
+
+def _level_map(parse: Callable[[str], str]) -> Callable[[str], dict[int, str]]:
+    """Paimon's per-level map options: ``0:none,3:full`` (``{}`` or empty: no entry)."""
+
+    def parsed(text: str) -> dict[int, str]:
+        body = str(text).strip()
+        if body in ("", "{}"):
+            return {}
+        out: dict[int, str] = {}
+        for item in body.split(","):
+            level, sep, value = item.partition(":")
+            if not sep or not level.strip().isdigit():
+                raise ValueError("must be a list of <level>:<value> entries, e.g. 0:none,3:full")
+            out[int(level)] = parse(value)
+        return out
+
+    return parsed
+
+
+# Parquet codecs Paimon's writers name (``none`` writes uncompressed files); lzo is not among them
+# because pyarrow cannot write it.
+FILE_COMPRESSIONS = ("zstd", "snappy", "lz4", "lz4_raw", "gzip", "brotli", "none", "uncompressed")
+
+
+def _file_compression(text: str) -> str:
+    value = str(text).strip().lower()
+    if value not in FILE_COMPRESSIONS:
+        raise ValueError(f"lakestore writes parquet files compressed with {', '.join(FILE_COMPRESSIONS)}")
+    return value
+
+
+def _zstd_level(text: str) -> int:
+    value = _int(text)
+    if not -131072 <= value <= 22:
+        raise ValueError("zstd levels run from -131072 to 22")
+    return value
+
+
+def _keep_first_n(text: str) -> int:
+    value = _int(text)
+    if value < -1:
+        raise ValueError("must be -1 (every column) or a column count")
+    return value
+
+
 def _bucket(text: str) -> int:
     value = _int(text)
     if value == -2:
@@ -91,7 +150,12 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("bucket", "-1", _bucket),
         OptionSpec("bucket-key", None, _name_list),
         OptionSpec("file.format", "parquet", _choice("parquet")),
-        OptionSpec("file.compression", "zstd", _choice("zstd", "snappy", "lz4", "gzip", "none")),
+        OptionSpec("file.compression", "zstd", _file_compression),
+        OptionSpec("file.compression.zstd-level", "1", _zstd_level),
+        # changelog files (changelog producers): unset = as data files
+        OptionSpec("changelog-file.format", None, _choice("parquet")),
+        OptionSpec("changelog-file.compression", None, _file_compression),
+        OptionSpec("changelog-file.stats-mode", None, stats_mode),
         OptionSpec("manifest.format", "avro", _choice("avro")),
         OptionSpec("manifest.compression", "zstd", _choice("zstd", "null", "deflate", "snappy")),
         OptionSpec("merge-engine", "deduplicate", _choice("deduplicate", "partial-update", "aggregation", "first-row")),
@@ -142,7 +206,11 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("partition.timestamp-formatter", None, java_pattern_to_strptime),
         OptionSpec("partition.timestamp-pattern", None, str),
         OptionSpec("partition.legacy-name", "true", _bool),
-        OptionSpec("metadata.stats-mode", "full", _choice("full", "none")),
+        # value statistics of data files (lakestore/meta/stats.py); Paimon 2.0's defaults
+        OptionSpec("metadata.stats-mode", "truncate(16)", stats_mode),
+        OptionSpec("metadata.stats-mode.per.level", "{}", _level_map(stats_mode)),
+        OptionSpec("metadata.stats-dense-store", "true", _bool),
+        OptionSpec("metadata.stats-keep-first-n-columns", "-1", _keep_first_n),
         OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
         OptionSpec("deletion-vectors.bitmap64", "false", _bool),  # 64-bit vectors (Paimon 1.2+): lakestore/format/deletion_vector.py
         # dynamic bucket mode (bucket = -1 with a primary key; lakestore/write/dynamic_bucket.py)
@@ -166,100 +234,25 @@ _SPECS: dict[str, OptionSpec] = {
     )
 }
 
-# Paimon options lakestore does not implement. A user asking for one is refused by name. On a
-# table another engine created, each blocks writes and maintenance (lakestore would write what
-# Paimon's own writers would not); the ``True`` ones also block reads, because ignoring them would
-# change the rows a read returns.
-_NOT_IMPLEMENTED: dict[str, bool] = {
-    "sequence.field.sort-order": True,  # the merge would pick the wrong row
-    "partial-update.remove-record-on-delete": True,
-    "partial-update.remove-record-on-sequence-group": True,
-    "aggregation.remove-record-on-delete": True,
-    "data-evolution.enabled": True,
-    "row-tracking.enabled": True,
-    "file.format.per.level": True,
-    "file.compression.per.level": False,
-    "incremental-between": True,
-    "incremental-between-timestamp": True,
-    "incremental-between-scan-mode": True,
-    "scan.mode": True,
-    "scan.snapshot-id": True,
-    "scan.tag-name": True,
-    "scan.timestamp-millis": True,
-    "scan.timestamp": True,
-    "scan.watermark": True,
-    "scan.file-creation-time-millis": True,
-    "scan.bounded.watermark": True,
-    "streaming-read-overwrite": True,
-    "record-level.expire-time": False,  # compaction would keep expired records
-    "record-level.time-field": False,
-    "record-level.time-field-type": False,
-    "cross-partition-upsert.index-ttl": False,
-    "cross-partition-upsert.bootstrap-parallelism": False,
-    "bucket-function.type": False,  # rows would land in other buckets than Paimon's
-    "ignore-update-before": False,
-    "metadata.iceberg.storage": False,
-    "lookup-wait": False,
-}
-
-# Options another engine may have set that change nothing lakestore reads or writes: caches,
-# spilling, parallelism and other runtime settings of Flink/Spark jobs, read-side file indexes
-# (readers fall back to reading the file when a file carries no index).
-_IGNORABLE_PREFIXES = (
-    "file-index.",
-    "lookup.",
-    "sink.",
-    "source.",
-    "scan.split-enumerator.",
-    "scan.manifest.",
-    "write-buffer-spill",
-    "sort-spill-",
-    "spill-compression",
-    "local-sort.",
-    "parquet.",
-    "orc.",
-    "partition.mark-done-action",
-    "partition.idle-time-to-report-statistic",
-    "tag.callback",
-    "commit.callback",
-    "consumer.",
-    "snapshot.watermark-idle-timeout",
-)
-_IGNORABLE_KEYS = frozenset(
-    {
-        "write-buffer-spillable",
-        "write-buffer-for-append",
-        "write-manifest-cache",
-        "page-size",
-        "cache-page-size",
-        "sort-engine",
-        "read.batch-size",
-        "file-reader-async-threshold",
-        "async-file-write",
-        "scan.parallelism",
-        "scan.max-splits-per-task",
-        "scan.plan-sort-partition",
-        "split.target-size",
-        "split.open-file-cost",
-        "compaction.optimization-interval",
-        "commit.force-compact",
-        "commit.user-prefix",
-        "commit.timeout",
-        "commit.force-create-snapshot",
-        "manifest.full-compaction-threshold-size",
-        "dynamic-partition-overwrite",
-        "partition.time-interval",
-        "tag.automatic-completion",
-        "changelog-producer.lookup-wait",
-        "consumer-id",
-        "owner",
-        "comment",
-    }
-)
-
 
 def _ignorable(key: str) -> bool:
-    return key in _IGNORABLE_KEYS or key.startswith(_IGNORABLE_PREFIXES)
+    return key in IGNORED or key.startswith(tuple(IGNORED_PREFIXES))
+
+
+def _implemented(key: str) -> bool:
+    return key in _SPECS or _parse_field_option(key) is not None or FALLBACK_KEYS.get(key, "") in _SPECS
+
+
+def classify(key: str) -> Literal["implemented", "ignored", "refused", "unknown"]:
+    """What lakestore does with option ``key`` set on an existing table (see ``option_keys``)."""
+    if _implemented(key):
+        return "implemented"
+    key = key if key in REFUSED or key in IGNORED else FALLBACK_KEYS.get(key, key)
+    if key in REFUSED:
+        return "refused"
+    if _ignorable(key):
+        return "ignored"
+    return "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,12 +268,16 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
     writes: list[tuple[str, str]] = []
     reads: list[tuple[str, str]] = []
     for key, value in options.items():
-        if key in _SPECS or _parse_field_option(key) is not None or _ignorable(key):
+        kind = classify(key)
+        if kind in ("implemented", "ignored"):
             continue
-        if key in _NOT_IMPLEMENTED:
-            reason = f"{key}={value} is a Paimon feature lakestore does not implement yet"
+        if kind == "refused":
+            refusal = REFUSED[key if key in REFUSED else FALLBACK_KEYS[key]]
+            if str(value).strip().lower() in refusal.allowed:
+                continue
+            reason = f"{key}={value}: {refusal.reason}"
             writes.append((key, reason))
-            if _NOT_IMPLEMENTED[key]:
+            if refusal.blocks_reads:
                 reads.append((key, reason))
         else:
             writes.append((key, f"{key}={value} is an option lakestore does not know"))
@@ -336,6 +333,7 @@ _FIELD_SUFFIXES: dict[str, Callable[[str], Any]] = {
     "sequence-group": _name_list,
     "distinct": _bool,
     "nested-key": _name_list,
+    "stats-mode": stats_mode,
 }
 
 
@@ -356,9 +354,9 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
         if not isinstance(key, str):
             raise OptionError(f"option keys must be strings, got {key!r}")
         value = str(raw).lower() if isinstance(raw, bool) else str(raw)
-        if key in _NOT_IMPLEMENTED:
+        if key in REFUSED and key not in _SPECS:
             if strict:
-                raise OptionError(f"option {key!r} is a Paimon option that lakestore does not implement yet")
+                raise OptionError(f"option {key!r} is a Paimon option that lakestore does not implement: {REFUSED[key].reason}")
             cleaned[key] = value  # written by another engine: ``unsupported`` decides what it blocks
             continue
         spec = _SPECS.get(key)
@@ -368,19 +366,20 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
                 try:
                     _FIELD_SUFFIXES[field_option[1]](value)
                 except ValueError as exc:
-                    raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+                    raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
                 cleaned[key] = value
                 continue
             if key.startswith("fields.") and strict:
                 raise OptionError(f"option {key!r}: unknown per-field option (known: {sorted(_FIELD_SUFFIXES)})")
             if strict:
-                raise OptionError(f"unknown option {key!r}")
+                why = "a runtime setting of other engines" if _ignorable(key) else "an option lakestore does not know"
+                raise OptionError(f"option {key!r} is {why}; lakestore accepts only options it implements")
             cleaned[key] = value  # written by another engine; irrelevant to lakestore
             continue
         try:
             spec.parse(value)
         except ValueError as exc:
-            raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+            raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
         cleaned[key] = value
     return cleaned
 
@@ -397,13 +396,15 @@ class CoreOptions:
 
     def get(self, key: str) -> Any:
         spec = _SPECS[key]
-        value = self._raw.get(key, spec.default)
+        value = self._raw.get(key)
+        if value is None:  # Paimon reads a key's fallback keys when the key itself is unset
+            value = next((self._raw[k] for k, primary in FALLBACK_KEYS.items() if primary == key and k in self._raw), spec.default)
         if value is None:
             return None
         try:
             return spec.parse(value)
         except ValueError as exc:
-            raise OptionError(f"invalid value {value!r} for option {key!r}: {exc}") from exc
+            raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
 
     def field_option(self, field: str, suffix: str) -> Any:
         value = self._raw.get(f"fields.{field}.{suffix}")
@@ -525,8 +526,41 @@ class CoreOptions:
         return self.get("partition.default-name")
 
     @property
-    def stats_enabled(self) -> bool:
-        return self.get("metadata.stats-mode") != "none"
+    def stats_mode(self) -> str:
+        return self.get("metadata.stats-mode")
+
+    def stats_mode_at(self, level: int) -> str:
+        """``metadata.stats-mode.per.level`` for ``level``, else ``metadata.stats-mode``."""
+        return self.stats_mode_per_level.get(level, self.stats_mode)
+
+    @property
+    def stats_mode_per_level(self) -> dict[int, str]:
+        return self.get("metadata.stats-mode.per.level")
+
+    @property
+    def stats_dense_store(self) -> bool:
+        return self.get("metadata.stats-dense-store")
+
+    @property
+    def stats_keep_first_n_columns(self) -> int:
+        return self.get("metadata.stats-keep-first-n-columns")
+
+    @property
+    def field_stats_modes(self) -> dict[str, str]:
+        """``fields.<f>.stats-mode`` as {f: mode}."""
+        return self.field_options("stats-mode")
+
+    @property
+    def file_compression_zstd_level(self) -> int:
+        return self.get("file.compression.zstd-level")
+
+    @property
+    def changelog_file_compression(self) -> str:
+        return self.get("changelog-file.compression") or self.file_compression
+
+    @property
+    def changelog_file_stats_mode(self) -> str | None:
+        return self.get("changelog-file.stats-mode")
 
     @property
     def partition_expiration_ms(self) -> int | None:

@@ -18,7 +18,7 @@ from lakestore.merge import retract_count
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakestore.meta.paths import NewFile, TablePaths
 from lakestore.meta.schema import TableSchema
-from lakestore.meta.stats import EMPTY_STATS, column_stats, sorted_key_bounds
+from lakestore.meta.stats import EMPTY_STATS, ValueStatsPlan, sorted_key_bounds, value_stats_plan
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,43 @@ class DataFileWriter:
         self._value_types = [f.type for f in schema.fields]
         self._key_names = list(schema.trimmed_primary_keys)
         self._key_types = schema.types_of(self._key_names)
+        self._plans: dict[str, ValueStatsPlan] = {}
+
+    @property
+    def is_changelog(self) -> bool:
+        return self.prefix == "changelog"
+
+    @property
+    def compression(self) -> str:
+        return self.options.changelog_file_compression if self.is_changelog else self.options.file_compression
+
+    def value_stats_plan(self, level: int) -> ValueStatsPlan:
+        """The value statistics of a file this writer writes at ``level`` (lakestore/meta/stats.py).
+        Append files: ``metadata.stats-mode``. Primary-key files: ``metadata.stats-mode.per.level``,
+        else ``metadata.stats-mode``, except that level-0 runs get none unless the per-level option
+        names level 0 (``_VALUE_STATS_COLS`` = [], as pypaimon writes them): readers cannot filter
+        unmerged runs by value, and the statistics cost ~10% of a flush. Changelog files:
+        ``changelog-file.stats-mode``, else as level-0 runs."""
+        options = self.options
+        if not self.schema.primary_keys:
+            mode = options.stats_mode
+        elif self.is_changelog and options.changelog_file_stats_mode is not None:
+            mode = options.changelog_file_stats_mode
+        else:
+            level = 0 if self.is_changelog else level
+            mode = options.stats_mode_per_level.get(level, "none" if level == 0 else options.stats_mode)
+        plan = self._plans.get(mode)
+        if plan is None:
+            plan = value_stats_plan(
+                [f.name for f in self.schema.fields],
+                self._value_types,
+                mode=mode,
+                field_modes=options.field_stats_modes,
+                keep_first_n=options.stats_keep_first_n_columns,
+                dense=options.stats_dense_store,
+            )
+            self._plans[mode] = plan
+        return plan
 
     @property
     def directory(self) -> str:
@@ -85,7 +122,12 @@ class DataFileWriter:
             return path
 
         files = write_parquet_rolling(
-            self.file_io, next_path, table, target_size=self.options.target_file_size, compression=self.options.file_compression
+            self.file_io,
+            next_path,
+            table,
+            target_size=self.options.target_file_size,
+            compression=self.compression,
+            zstd_level=self.options.file_compression_zstd_level,
         )
         return list(zip(names, files, strict=False))
 
@@ -107,10 +149,7 @@ class DataFileWriter:
     def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
         keys = sorted_key_bounds(rows, self._key_names, self._key_types)
-        # Level-0 runs of primary-key tables carry no value statistics (``_VALUE_STATS_COLS`` =
-        # [], as pypaimon writes them): readers cannot filter unmerged runs by value anyway, and
-        # they cost ~10% of a flush. Compaction outputs (level >= 1) carry them for every column.
-        stats_on = self.options.stats_enabled and level > 0
+        plan = self.value_stats_plan(level)
         return DataFileMeta(
             file_name=name,
             file_size=written.size,
@@ -118,8 +157,8 @@ class DataFileWriter:
             min_key=keys.min_key,
             max_key=keys.max_key,
             key_stats=keys.stats,
-            value_stats=column_stats(rows, [f.name for f in self.schema.fields], self._value_types) if stats_on else EMPTY_STATS,
-            value_stats_cols=None if stats_on else (),
+            value_stats=plan.stats(rows),
+            value_stats_cols=plan.stats_cols,
             min_sequence_number=bounds["min"].as_py(),
             max_sequence_number=bounds["max"].as_py(),
             schema_id=self.schema.id,
@@ -134,6 +173,7 @@ class DataFileWriter:
             return []
         file_schema = append_file_schema(self._user_schema, self._field_ids)
         table = pa.Table.from_arrays([rows.column(f.name) for f in self._user_schema], schema=file_schema)
+        plan = self.value_stats_plan(0)
         out = []
         for name, written in self._write_files(table):
             chunk = rows.slice(written.offset, written.rows)
@@ -146,9 +186,8 @@ class DataFileWriter:
                     min_key=EMPTY_ROW,
                     max_key=EMPTY_ROW,
                     key_stats=EMPTY_STATS,
-                    value_stats=column_stats(chunk, [f.name for f in self.schema.fields], self._value_types)
-                    if self.options.stats_enabled
-                    else EMPTY_STATS,
+                    value_stats=plan.stats(chunk),
+                    value_stats_cols=plan.stats_cols,
                     min_sequence_number=seq,
                     max_sequence_number=seq + chunk.num_rows - 1,
                     schema_id=self.schema.id,

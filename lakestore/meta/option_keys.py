@@ -1,0 +1,458 @@
+"""What lakestore does with every option key of Paimon's ``CoreOptions`` (2.0, 1.x and 0.9).
+
+The classification data behind ``lakestore.meta.options``; a key is exactly one of:
+
+- implemented: it has an ``OptionSpec`` in ``options._SPECS`` (or is a ``fields.<f>.<suffix>``
+  option); not listed here, except as a fallback key in ``FALLBACK_KEYS``;
+- ``IGNORED``: a runtime setting of another engine (Flink/Spark jobs, caches, spilling,
+  parallelism, lookup joins, read-side indexes, system-table plumbing) or a knob of a feature that
+  only takes effect together with another, refused, option. Ignoring it changes nothing
+  lakestore reads or writes: every file lakestore writes is one Paimon's writers could have
+  written, and every read returns the rows Paimon returns;
+- ``REFUSED``: a Paimon feature lakestore does not implement. Set on an existing table it makes
+  writes and maintenance refuse by name; ``blocks_reads`` also makes reads refuse, where ignoring
+  it would change the rows (or columns) returned. ``allowed`` lists the values at which ignoring
+  the option is exactly Paimon's behaviour (usually its default), so a table that merely spells
+  out the default stays usable.
+
+``tests/meta/test_option_classification.py`` lists the keys of Paimon 2.0.0's and 1.4.2's
+``CoreOptions.getOptions()`` through Paimon's own jars and fails on any key classified nowhere.
+Keys Paimon generates (``fields.<f>.*``, ``file-index.<type>.*``, ``commit.callback.<class>.param``)
+are matched by ``IGNORED_PREFIXES`` / ``options._parse_field_option``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    reason: str
+    blocks_reads: bool
+    allowed: tuple[str, ...] = ()  # values at which ignoring the option is Paimon's behaviour
+
+
+IGNORED: dict[str, str] = {}
+REFUSED: dict[str, Refusal] = {}
+
+# A Paimon fallback key -> the key it stands for (Paimon reads the fallback when the key is unset).
+FALLBACK_KEYS: dict[str, str] = {
+    "write.compaction-skip": "write-only",
+    "deduplicate.ignore-delete": "ignore-delete",
+    "first-row.ignore-delete": "ignore-delete",
+    "partial-update.ignore-delete": "ignore-delete",
+    "log.scan": "scan.mode",
+    "log.scan.timestamp-millis": "scan.timestamp-millis",
+    "snapshot.expire.clean-empty-directories": "snapshot.clean-empty-directories",
+    "orc.write.batch-size": "write.batch-size",
+    "changelog-producer.lookup-wait": "lookup-wait",
+    "delete-file.thread-num": "file-operation.thread-num",
+    "parquet.variant.shreddingSchema": "variant.shreddingSchema",
+    "sink.clustering.by-columns": "clustering.columns",
+    "sink.clustering.strategy": "clustering.strategy",
+    "blob.stored-descriptor-fields": "blob-descriptor-field",
+}
+
+
+def _ignore(why: str, *keys: str) -> None:
+    for key in keys:
+        assert key not in IGNORED and key not in REFUSED, key
+        IGNORED[key] = why
+
+
+def _refuse(why: str, *keys: str, reads: bool = False, allowed: tuple[str, ...] = ()) -> None:
+    for key in keys:
+        assert key not in IGNORED and key not in REFUSED, key
+        REFUSED[key] = Refusal(why, reads, allowed)
+
+
+_FALSE = ("false",)
+_EMPTY_MAP = ("", "{}")
+
+# -- ignored: runtime settings of other engines ------------------------------------------------------
+_ignore(
+    "a runtime setting of Paimon's Flink/Spark jobs (memory, spilling, batching, threads, parallelism)",
+    "sort-engine",
+    "sort-spill-threshold",
+    "sort-spill-buffer-size",
+    "spill-compression",
+    "spill-compression.zstd-level",
+    "write-buffer-spill.max-disk-size",
+    "write-buffer-spillable",
+    "write-buffer-for-append",
+    "write-max-writers-to-spill",
+    "write-manifest-cache",
+    "local-sort.max-num-file-handles",
+    "page-size",
+    "cache-page-size",
+    "read.batch-size",
+    "write.batch-size",
+    "write.batch-memory",
+    "file-reader-async-threshold",
+    "async-file-write",
+    "file-operation.thread-num",
+    "local-merge-buffer-size",
+    "local-kv-db.block-size",
+    "scan.parallelism",
+    "scan.max-splits-per-task",
+    "scan.manifest.parallelism",
+    "source.split.target-size",
+    "source.split.open-file-cost",
+    "split.target-size",
+    "split.open-file-cost",
+    "format-table.scan.list-parallelism",
+    "zorder.var-length-contribution",
+    "sort-compaction.range-strategy",
+    "sort-compaction.local-sample.magnification",
+    "end-input.check-partition-expire",
+    "commit.force-compact",
+    "commit.user-prefix",
+    "commit.timeout",
+    "commit.force-create-snapshot",
+    "auto-create",
+    "continuous.discovery-interval",
+    "streaming.read.snapshot.delay",
+    "scan.plan-sort-partition",
+    "visibility-callback.enabled",
+    "visibility-callback.timeout",
+    "visibility-callback.check-interval",
+    "vector-search.distribute.enabled",
+    "vector-search.lateral-join.batch-size",
+    "lookup-wait",  # whether a Flink checkpoint waits for lookup compaction; the files are the same
+    "force-lookup",  # when Flink compacts through lookups; see the compaction-policy note below
+    "lookup-compact",
+    "lookup-compact.max-interval",
+    "consumer-id",  # the reading job's consumer (lakestore takes it as a read argument)
+    "owner",
+    "comment",
+    "path",
+    "branch",  # set by catalogs on a loaded table; lakestore finds branches by path
+)
+_ignore(
+    "a downstream signal or external-system hook (callbacks, done markers, metastore sync)",
+    "commit.callbacks",
+    "commit.callback.#.param",
+    "tag.callbacks",
+    "tag.callback.#.param",
+    "partition.mark-done-action",
+    "partition.mark-done-action.custom.class",
+    "partition.mark-done-action.http.url",
+    "partition.mark-done-action.http.params",
+    "partition.end-input-to-done",
+    "partition.idle-time-to-report-statistic",
+    "partition.sink-strategy",
+    "metastore.partitioned-table",
+    "metastore.tag-to-partition",
+    "metastore.tag-to-partition.preview",
+    "tag.create-success-file",
+    "tag.automatic-completion",
+    "tag.batch.customized-name",
+    "snapshot.watermark-idle-timeout",
+    "sink.watermark-time-zone",
+    "sink.process-time-zone",
+    "materialized-table.definition-query",
+    "materialized-table.interval-freshness",
+    "materialized-table.interval-freshness.time-unit",
+    "materialized-table.logical-refresh-mode",
+    "materialized-table.refresh-mode",
+    "materialized-table.refresh-status",
+    "materialized-table.refresh-handler-description",
+    "materialized-table.refresh-handler-bytes",
+)
+_ignore(
+    "read-side only: file indexes, lookup caches and global-index search (a file without an index is read whole)",
+    "file-index.in-manifest-threshold",
+    "file-index.read.enabled",
+    "global-index.enabled",
+    "global-index.search-mode",
+    "scalar-index.search-mode",
+    "vector-index.search-mode",
+    "full-text-index.search-mode",
+    "global-index.thread-num",
+    "consumer.expiration-time",
+    "consumer.mode",
+    "consumer.ignore-progress",
+    "consumer.changelog-only",
+    "scan.ignore-corrupt-files",  # lakestore raises on such files instead of skipping them
+    "scan.ignore-lost-files",
+    "scan.plan-auto-tag-for-read.time-retained",
+)
+_ignore(
+    "compaction policy (when and which files Paimon's writers compact, how big a sorted run may"
+    " get); lakestore compacts by its own triggers and leaves an LSM tree Paimon reads and continues",
+    "compaction.optimization-interval",
+    "compaction.force-up-level-0",
+    "compaction.offpeak.start.hour",
+    "compaction.offpeak.end.hour",
+    "compaction.offpeak-ratio",
+    "compaction.total-size-threshold",
+    "compaction.incremental-size-threshold",
+    "compaction.file-num-limit",
+    "compaction.delete-ratio-threshold",
+    "compaction.small-file-ratio",
+    "compaction.force-rewrite-all-files",
+    "compaction.skip-expired-partitions",
+    "overwrite-upgrade",
+    "manifest.full-compaction-threshold-size",
+    "manifest-sort.enabled",
+    "manifest-sort.partition-field",
+    "manifest-sort.max-rewrite-size",
+    "partition.expiration-max-num",  # pacing: lakestore drops every expired partition at once
+    "partition.expiration-batch-size",
+    "snapshot.clean-empty-directories",  # empty directories hold nothing any reader looks at
+)
+_ignore(
+    "file sizing: every reader accepts files and row groups of any size",
+    "target-file-row-num",
+    "file.block-size",
+    "deletion-vector.index-file.target-size",
+    "parquet.enable.dictionary",
+    "bucket-append-ordered",  # lakestore reads an append bucket's files in sequence order anyway
+)
+_ignore(
+    "ignored: it only takes effect together with another option, which lakestore refuses by name"
+    " (data evolution, row tracking, BLOB/VECTOR/VARIANT columns, postpone buckets, format tables,"
+    " chain tables, incremental clustering, cross-partition upsert, global indexes)",
+    "data-evolution.reassign.skip-contiguous-row-count",
+    "data-evolution.row-id-conflict-rewrite.max-size",
+    "data-evolution.row-sidecar.enabled",
+    "data-evolution.row-sidecar.max-selected-rows",
+    "data-evolution.row-sidecar.max-selection-ratio",
+    "data-evolution.merge-into.file-pruning",
+    "data-evolution.merge-into.source-persist",
+    "data-evolution.compaction.rewrite-row-ids",
+    "row-tracking.partition-group-on-commit",
+    "blob-compaction.enabled",
+    "blob.target-file-size",
+    "blob.split-by-file-size",
+    "blob.copy-buffer-size",
+    "blob-view.resolve.enabled",
+    "blob-as-descriptor",
+    "blob-descriptor.source-table",
+    "blob-write-null-on-missing-file",
+    "blob-write-null-on-fetch-failure",
+    "vector.file.format",
+    "vector.target-file-size",
+    "variant.shreddingSchema",
+    "variant.inferShreddingSchema",
+    "variant.shredding.inferenceMode",
+    "variant.shredding.maxSchemaWidth",
+    "variant.shredding.maxSchemaDepth",
+    "variant.shredding.minFieldCardinalityRatio",
+    "variant.shredding.maxInferBufferRow",
+    "variant.shredding.adaptive.maxInferBufferRow",
+    "variant.shredding.adaptive.retentionRatio",
+    "postpone.batch-write-fixed-bucket",
+    "postpone.merge-on-read",
+    "postpone.batch-write-fixed-bucket.max-parallelism",
+    "postpone.default-bucket-num",
+    "postpone.target-row-num-per-bucket",
+    "postpone.target-size-per-bucket",
+    "format-table.implementation",
+    "format-table.partition-path-only-value",
+    "format-table.file.compression",
+    "format-table.commit-hive-sync-url",
+    "chain-table.chain-partition-keys",
+    "chain-table.streaming.merge-snapshot",
+    "chain-table.split.key-range-enabled",
+    "clustering.history-partition.limit",
+    "clustering.history-partition.idle-to-full-sort",
+    "clustering.incremental.optimize-write",
+    "clustering.incremental.mode",
+    "cross-partition-upsert.bootstrap-parallelism",
+    "global-index.external-path",
+    "global-index.column-update-action",
+    "global-index.row-count-per-shard",
+    "global-index.build.max-shard",
+    "global-index.build.max-parallelism",
+)
+_ignore(
+    "the write-side sort of Flink's clustering sink: rows keep their values, only their order in an append table's files differs",
+    "clustering.columns",
+    "clustering.strategy",
+)
+_ignore(
+    "a DDL default of Flink/Spark; the schema (keys, column order) is what lakestore reads",
+    "primary-key",
+    "partition",
+    "disable-explicit-type-casting",
+    "alter-column-null-to-not-null.disabled",  # lakestore never turns a nullable column NOT NULL
+    "dynamic-partition-overwrite",  # lakestore's overwrite names the partitions it replaces
+    "delete.force-produce-changelog",  # Spark's DELETE statement; lakestore has none
+)
+# Keys Paimon generates per field or type: matched by prefix (``fields.`` options are parsed by options.py).
+IGNORED_PREFIXES: dict[str, str] = {
+    "file-index.": "read-side file indexes (a file without an index is read whole)",
+    "lookup.": "lookup-join caches of Paimon's Flink jobs",
+    "sink.": "a runtime setting of Paimon's Flink sink",
+    "source.": "a runtime setting of Paimon's Flink source",
+    "scan.split-enumerator.": "a runtime setting of Paimon's Flink source",
+    "scan.manifest.": "a runtime setting of Paimon's scans",
+    "write-buffer-spill": "spilling of Paimon's writers",
+    "sort-spill-": "spilling of Paimon's writers",
+    "spill-compression": "spilling of Paimon's writers",
+    "local-sort.": "spilling of Paimon's writers",
+    "parquet.": "parquet writer tuning (files stay readable by every reader)",
+    "orc.": "orc writer tuning (lakestore writes parquet)",
+    "partition.mark-done-action": "a downstream signal",
+    "tag.callback": "a Java callback",
+    "commit.callback": "a Java callback",
+    "consumer.": "consumer bookkeeping of Paimon's streaming readers",
+    "materialized-table.": "metadata of Flink materialized tables",
+}
+
+# -- refused: features lakestore does not implement ------------------------------------------------------
+_refuse(
+    "lakestore reads and writes only tables of type 'table' (format, object and chain tables are not implemented)",
+    "type",
+    reads=True,
+    allowed=("table",),
+)
+_refuse("chain tables are not implemented", "chain-table.enabled", reads=True, allowed=_FALSE)
+_refuse(
+    "reading other branches for missing partitions is not implemented (reads would miss their rows)",
+    "scan.fallback-branch",
+    "scan.fallback-snapshot-branch",
+    "scan.fallback-delta-branch",
+    "scan.primary-branch",
+    reads=True,
+)
+_refuse("only matters with scan.fallback-branch, which is not implemented", "scan.fallback-branch.read-fail-fast", allowed=_FALSE)
+_refuse(
+    "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
+    "sequence.field.sort-order",
+    reads=True,
+    allowed=("ascending",),
+)
+_refuse(
+    "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
+    "sequence.snapshot-ordering",
+    "partial-update.remove-record-on-delete",
+    "aggregation.remove-record-on-delete",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse(
+    "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
+    "partial-update.remove-record-on-sequence-group",
+    "upsert-key",
+    reads=True,
+)
+_refuse(
+    "row tracking / data evolution (files holding some columns, merged by row id) are not implemented",
+    "data-evolution.enabled",
+    "row-tracking.enabled",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse(
+    "BLOB, VECTOR and external blob columns are not implemented",
+    "blob-field",
+    "blob-descriptor-field",
+    "blob-view-field",
+    "blob-external-storage-field",
+    "blob-external-storage-path",
+    "vector-field",
+    reads=True,
+)
+_refuse(
+    "global and primary-key indexes are not implemented: files lakestore writes would be missing from them",
+    "pk-vector.index.columns",
+    "pk-btree.index.columns",
+    "pk-bitmap.index.columns",
+    "pk-full-text.index.columns",
+)
+_refuse("primary-key clustering is not implemented", "pk-clustering-override", allowed=_FALSE)
+_refuse("incremental clustering (levels of append tables) is not implemented", "clustering.incremental", allowed=_FALSE)
+_refuse(
+    "files in other formats per level are not implemented (lakestore reads and writes parquet)",
+    "file.format.per.level",
+    reads=True,
+    allowed=_EMPTY_MAP,
+)
+_refuse("compression per level is not implemented", "file.compression.per.level", allowed=_EMPTY_MAP)
+_refuse(
+    "data files without duplicated key columns (thin mode) are not implemented",
+    "data-file.thin-mode",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse(
+    "index files in the data directories are not implemented (deletion vectors would not be found)",
+    "index-file-in-data-file-dir",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse(
+    "reads that expose or order by sequence numbers are not implemented",
+    "table-read.sequence-number.enabled",
+    "key-value.sequence_number.enabled",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse(
+    "REST-catalog query authorization (row filters, column masks) is not implemented: a read would show what it hides",
+    "query-auth.enabled",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse(
+    "read options of Paimon's scans (time travel, incremental and streaming modes) stored on the table:"
+    " lakestore takes them as read arguments, and reading without them would return other rows",
+    "scan.snapshot-id",
+    "scan.tag-name",
+    "scan.timestamp-millis",
+    "scan.timestamp",
+    "scan.watermark",
+    "scan.version",
+    "scan.file-creation-time-millis",
+    "scan.creation-time-millis",
+    "scan.bounded.watermark",
+    "scan.bucket",
+    "incremental-between",
+    "incremental-between-timestamp",
+    "incremental-to-auto-tag",
+    reads=True,
+)
+_refuse("see scan.snapshot-id", "scan.mode", reads=True, allowed=("default",))
+_refuse("see scan.snapshot-id", "incremental-between-scan-mode", reads=True, allowed=("auto",))
+_refuse("see scan.snapshot-id", "incremental-between-tag-to-snapshot", reads=True, allowed=_FALSE)
+_refuse("see scan.snapshot-id", "stream-scan-mode", "batch-scan-mode", reads=True, allowed=("none",))
+_refuse(
+    "streaming reads of overwrite commits are not implemented",
+    "streaming-read-overwrite",
+    "streaming-read-append-overwrite",
+    reads=True,
+    allowed=_FALSE,
+)
+_refuse("record-level expiration is not implemented: compaction would keep expired records", "record-level.expire-time")
+_refuse("only matters with record-level.expire-time, which is not implemented", "record-level.time-field", "record-level.time-field-type")
+_refuse(
+    "cross-partition upsert is not implemented",
+    "cross-partition-upsert.index-ttl",
+)
+_refuse(
+    "bucket functions other than Paimon's default hash are not implemented: rows would land in other buckets",
+    "bucket-function.type",
+    allowed=("default",),
+)
+_refuse("changelog without -U rows is not implemented", "ignore-update-before", allowed=_FALSE)
+_refuse("changelog deduplication that ignores fields is not implemented", "changelog-producer.row-deduplicate-ignore-fields")
+_refuse("a maximum number of dynamic buckets is not implemented", "dynamic-bucket.max-buckets", allowed=("-1",))
+_refuse("sequence numbers not continued from the bucket's files are not implemented", "write.sequence-number-init-mode", allowed=("scan",))
+_refuse("Iceberg-compatible metadata is not implemented (lakestore would not update it)", "metadata.iceberg.storage", allowed=("disabled",))
+_refuse("modifiable deletion vectors (append tables) are not implemented", "deletion-vectors.modifiable", allowed=_FALSE)
+_refuse("deletion vectors merged on read are not implemented", "deletion-vectors.merge-on-read", reads=True, allowed=_FALSE)
+_refuse("strict commit mode is not implemented", "commit.strict-mode.last-safe-snapshot")
+_refuse("adding columns before the partition columns is not implemented", "add-column-before-partition", allowed=_FALSE)
+_refuse(
+    "timestamp formats checked strictly by partition expiration are not implemented", "partition.timestamp-format.strict", allowed=_FALSE
+)
+_refuse(
+    "tag naming and expiration other than lakestore's (daily/hourly/two-hours, dashed names, expiring by"
+    " time) are not implemented: automatic tags would get other names or lifetimes than Paimon gives them",
+    "tag.creation-period-duration",
+)
+_refuse("see tag.creation-period-duration", "tag.period-formatter", allowed=("with_dashes",))
+_refuse("see tag.creation-period-duration", "tag.time-expire-enabled", allowed=("true",))
