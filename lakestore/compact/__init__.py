@@ -37,7 +37,7 @@ from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
 from lakestore.meta.commit_message import CommitMessage, CompactResult
-from lakestore.meta.file_scan import live_entries
+from lakestore.meta.file_scan import all_of, in_bucket_range, in_partitions, live_entries
 from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakestore.meta.partitions import check_partition_specs
@@ -318,7 +318,14 @@ def _compact_files(
 def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, snapshot: Snapshot | None = None) -> CommitMessage | None:
     """Compact one bucket of the table's latest (or given) snapshot; None if nothing to do."""
     snapshot = snapshot if snapshot is not None else table.latest_snapshot()
-    entries = [e for e in live_entries(table.manifests(), snapshot) if e.partition == partition and e.bucket == bucket]
+    types = table.schema.types_of(table.schema.partition_keys)
+    manifests = table.manifests()
+    entries = live_entries(
+        manifests,
+        snapshot,
+        manifest_filter=all_of(in_partitions([partition], types, source=manifests.manifest_dir), in_bucket_range([bucket])),
+        entry_filter=lambda e: e.partition == partition and e.bucket == bucket,
+    )
     if not entries:
         return None
     return _compact_files(table, partition, bucket, entries[0].total_buckets, [e.file for e in entries], full=full, snapshot=snapshot)

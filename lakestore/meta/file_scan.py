@@ -84,3 +84,41 @@ def _admits(value: Any, low: Any, high: Any, null_count: int | None) -> bool:
         return bool(low <= value <= high)
     except TypeError:
         return True
+
+
+def in_bucket_range(buckets: Callable[[int], Collection[int]] | Collection[int]) -> ManifestFilter:
+    """Keeps the manifests whose ``_MIN_BUCKET``..``_MAX_BUCKET`` may hold one of ``buckets``
+    (a set, or a function of the bucket count giving the set). A function is only trusted with
+    the manifest's own ``_TOTAL_BUCKETS``: a manifest of entries with different bucket counts (a
+    rescaled table) or from a writer that does not record it is kept. Manifests without the
+    range (Paimon before 1.1) are kept."""
+
+    def may_hold(meta: ManifestFileMeta) -> bool:
+        if meta.min_bucket is None or meta.max_bucket is None:
+            return True
+        if callable(buckets):
+            if meta.total_buckets is None or meta.total_buckets <= 0:
+                return True
+            wanted = buckets(meta.total_buckets)
+        else:
+            wanted = buckets
+        return any(meta.min_bucket <= b <= meta.max_bucket for b in wanted)
+
+    return may_hold
+
+
+def above_level(level: int) -> ManifestFilter:
+    """Keeps the manifests that may hold files above ``level`` (``_MAX_LEVEL``; kept without it):
+    deletion-vector and first-row reads never read level 0. A DELETE names its file's level, so
+    a skipped manifest's files cannot be cancelled by a DELETE elsewhere that would be missed."""
+    return lambda meta: meta.max_level is None or meta.max_level > level
+
+
+def all_of(*filters: ManifestFilter | None) -> ManifestFilter | None:
+    """The conjunction of the given manifest filters (None when there is none)."""
+    present = [f for f in filters if f is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    return lambda meta: all(f(meta) for f in present)

@@ -10,7 +10,7 @@ from typing import Any
 
 from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
-from lakestore.meta.file_scan import live_entries
+from lakestore.meta.file_scan import above_level, all_of, in_bucket_range, live_entries
 from lakestore.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore, SimpleStats
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
@@ -111,6 +111,11 @@ class ScanPlanner:
                 entry_filter = lambda e: self._partition_may_match(predicate, e)  # noqa: E731
             else:
                 entry_filter = lambda e: _in_buckets(buckets, e) and self._partition_may_match(predicate, e)  # noqa: E731
+                # manifests whose bucket range misses the predicate's buckets are not read
+                manifest_filter = all_of(manifest_filter, in_bucket_range(buckets))
+        if self.skip_level0:
+            # nor, on deletion-vector and first-row tables, manifests holding only level 0
+            manifest_filter = all_of(manifest_filter, above_level(0))
         entries = live_entries(self.manifests, snapshot, manifest_filter=manifest_filter, entry_filter=entry_filter)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for entry in entries:
