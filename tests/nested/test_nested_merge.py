@@ -91,12 +91,28 @@ def test_data_files_use_paimon_layout_and_no_nested_statistics(catalog):
     parquet = pq.ParquetFile(path).schema
     paths = {parquet.column(i).path for i in range(len(parquet))}
     assert {"tags.list.element", "attrs.key_value.key", "attrs.key_value.value", "r.a", "r.b"} <= paths
-    # Like Paimon Java: statistics of nested columns are null (min, max and null count).
+    # Like Paimon Java 2.0: nested columns have no statistics, so the dense store
+    # (metadata.stats-dense-store, default true) lists only the others.
     stats = meta.value_stats
-    assert stats.null_counts == (0, 1, None, None, None)
-    types = table.schema.types_of(SCHEMA.names)
-    assert decode_row(stats.min_values, types) == (1, 1, None, None, None)
-    assert decode_row(stats.max_values, types) == (4, 40, None, None, None)
+    names = SCHEMA.names[:2]
+    assert meta.value_stats_cols == tuple(names)
+    assert stats.null_counts == (0, 1)
+    types = table.schema.types_of(names)
+    assert decode_row(stats.min_values, types) == (1, 1)
+    assert decode_row(stats.max_values, types) == (4, 40)
+    # without the dense store every column is present, the nested ones null
+    sparse = catalog.create_table(
+        "db.sparse", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1", "metadata.stats-dense-store": "false"}
+    )
+    sparse.write_arrow(FIRST)
+    sparse.write_arrow(SECOND)
+    sparse.compact(full=True)
+    (meta,) = live_files(sparse)
+    assert meta.value_stats_cols is None
+    assert meta.value_stats.null_counts == (0, 1, None, None, None)
+    all_types = sparse.schema.types_of(SCHEMA.names)
+    assert decode_row(meta.value_stats.min_values, all_types) == (1, 1, None, None, None)
+    assert decode_row(meta.value_stats.max_values, all_types) == (4, 40, None, None, None)
 
 
 def test_nested_filters_on_nullness(catalog):
