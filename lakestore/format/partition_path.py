@@ -55,5 +55,7 @@ def partition_path(
 
 
 def bucket_dir(table_path: str, partition: str, bucket: int) -> str:
+    """A bucket's directory in the default layout only (no ``data-file.path-directory``): the
+    engine names and finds data files through ``lakestore.meta.paths.TablePaths``."""
     base = f"{table_path}/{partition}" if partition else table_path
     return f"{base}/bucket-{bucket}"
