@@ -120,9 +120,6 @@ _ignore(
     "vector-search.distribute.enabled",
     "vector-search.lateral-join.batch-size",
     "lookup-wait",  # whether a Flink checkpoint waits for lookup compaction; the files are the same
-    "force-lookup",  # when Flink compacts through lookups; see the compaction-policy note below
-    "lookup-compact",
-    "lookup-compact.max-interval",
     "consumer-id",  # the reading job's consumer (lakestore takes it as a read argument)
     "owner",
     "comment",
@@ -182,6 +179,9 @@ _ignore(
     "compaction policy (when and which files Paimon's writers compact, how big a sorted run may"
     " get); lakestore compacts by its own triggers and leaves an LSM tree Paimon reads and continues",
     "compaction.optimization-interval",
+    "force-lookup",
+    "lookup-compact",
+    "lookup-compact.max-interval",
     "compaction.force-up-level-0",
     "compaction.offpeak.start.hour",
     "compaction.offpeak.end.hour",
@@ -336,9 +336,9 @@ _refuse(
 _refuse(
     "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
     "partial-update.remove-record-on-sequence-group",
-    "upsert-key",
     reads=True,
 )
+_refuse("INSERT INTO as MERGE INTO by upsert-key is not implemented: lakestore would append duplicates", "upsert-key")
 _refuse(
     "row tracking / data evolution (files holding some columns, merged by row id) are not implemented",
     "data-evolution.enabled",
@@ -363,7 +363,12 @@ _refuse(
     "pk-bitmap.index.columns",
     "pk-full-text.index.columns",
 )
-_refuse("primary-key clustering is not implemented", "pk-clustering-override", allowed=_FALSE)
+_refuse(
+    "primary-key files sorted by clustering columns are not implemented: lakestore merges key-sorted files",
+    "pk-clustering-override",
+    reads=True,
+    allowed=_FALSE,
+)
 _refuse("incremental clustering (levels of append tables) is not implemented", "clustering.incremental", allowed=_FALSE)
 _refuse(
     "files in other formats per level are not implemented (lakestore reads and writes parquet)",
