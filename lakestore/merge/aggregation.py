@@ -26,6 +26,15 @@ from lakestore.merge.nested_agg import NESTED_FUNCTIONS, aggregate_nested, check
 _RETRACTABLE = {"sum", "count", "product", "last_value", "last_non_null_value"}
 _PICKING = {"last_value", "last_non_null_value", "first_value", "first_non_null_value"}
 _NUMERIC = {"TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL"}
+# Java's Character.isWhitespace, what Paimon's StringUtils.isBlank tests (blank: only these)
+_JAVA_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \u1680" + "".join(map(chr, range(0x2000, 0x2007))) + "\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+)
+_JAVA_BLANK = "^[" + "".join(f"\\x{{{ord(c):x}}}" for c in _JAVA_WHITESPACE) + "]*$"  # RE2
+
+
+def _is_java_blank(text: str) -> bool:
+    return not text.strip(_JAVA_WHITESPACE)
 
 
 class AggregationEngine(MergeEngine):
@@ -119,6 +128,8 @@ class AggregationEngine(MergeEngine):
             return take_or_null(column, last_valid_index(column, groups))
         if function == "first_non_null_value":
             return take_or_null(column, first_valid_index(column, groups))
+        if function == "listagg":
+            return self._listagg(name, column, groups, ids)
         if function in NESTED_FUNCTIONS:
             return aggregate_nested(
                 function, column, groups.starts, ids, distinct=self.distinct.get(name, False), nested_key=self.nested_keys.get(name, ())
@@ -131,18 +142,41 @@ class AggregationEngine(MergeEngine):
             "max": "max",
             "bool_and": "all",
             "bool_or": "any",
-            "listagg": "list",
         }[function]
         table = pa.table({"g": from_numpy(ids), "v": column})
         if column.null_count:
             table = table.filter(pc.is_valid(table.column("v")))
         result = table.group_by("g", use_threads=False).aggregate([("v", kernel)])
         values = result.column(f"v_{kernel}")
-        if function == "listagg":
-            values = pc.binary_join(values, self.delimiters.get(name, ","))
         position = np.full(groups.count, -1, dtype=np.int64)
         position[as_numpy(result.column("g"))] = np.arange(result.num_rows)
         return take_or_null(values, position)
+
+    def _listagg(self, name: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray) -> pa.Array:
+        """Paimon 2.0's listagg: the key's non-blank values joined by the delimiter, in order
+        (blank = empty or Java whitespace only, skipped since Paimon 2.0; 0.9 to 1.4 joined them).
+        ``fields.<f>.distinct``: a value adds only its delimiter-separated tokens that are neither
+        blank nor already in the result (the first value is kept whole)."""
+        delimiter = self.delimiters.get(name, ",")
+        keep = pc.invert(pc.fill_null(pc.match_substring_regex(column, _JAVA_BLANK), True))
+        if self.distinct.get(name, False):
+            out: list[str | None] = [None] * groups.count
+            tokens: dict[int, set[str]] = {}
+            for value, group in zip(column.filter(keep).to_pylist(), ids[as_numpy(keep)].tolist(), strict=True):
+                seen = tokens.get(group)
+                if seen is None:
+                    out[group], tokens[group] = value, set(value.split(delimiter))
+                    continue
+                added = [t for t in value.split(delimiter) if t not in seen and not _is_java_blank(t)]
+                if added:
+                    seen.update(added)
+                    out[group] = delimiter.join([out[group] or "", *added])
+            return pa.array(out, column.type)
+        table = pa.table({"g": from_numpy(ids), "v": column}).filter(keep)
+        result = table.group_by("g", use_threads=False).aggregate([("v", "list")])
+        position = np.full(groups.count, -1, dtype=np.int64)
+        position[as_numpy(result.column("g"))] = np.arange(result.num_rows)
+        return take_or_null(pc.binary_join(result.column("v_list"), delimiter), position)
 
     def _integer_product_with_retract(
         self, name: str, column: pa.ChunkedArray, groups: Groups, ids: np.ndarray, retract: np.ndarray
