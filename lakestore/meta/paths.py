@@ -158,6 +158,9 @@ def external_roots(options: CoreOptions) -> tuple[list[str], str]:
             f"data-file.external-paths mixes file systems ({', '.join(sorted(schemes))}): lakestore writes one bucket's "
             "files through one file system; set data-file.external-paths.strategy=specific-fs to pick one"
         )
+    weights = options.get("data-file.external-paths.weights")
+    if strategy == "weight-robin" and weights and len(roots) >= 2 and len(weights) != len(roots):
+        raise OptionError(f"data-file.external-paths.weights names {len(weights)} weights for {len(roots)} data-file.external-paths")
     return roots, strategy
 
 

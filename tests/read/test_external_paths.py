@@ -44,7 +44,7 @@ def _parquet_files(root) -> list[str]:
     return sorted(glob.glob(f"{root}/**/*.parquet", recursive=True))
 
 
-@pytest.mark.parametrize("strategy", ["round-robin", "specific-fs", "entropy-inject"])
+@pytest.mark.parametrize("strategy", ["round-robin", "specific-fs", "entropy-inject", "weight-robin"])
 @pytest.mark.parametrize("uri_style", ["file:///", "file:/"])
 def test_lakestore_writes_external_paths_that_pypaimon_reads(catalog, tmp_path, strategy, uri_style):
     roots = [tmp_path / "ext1", tmp_path / "ext2"]
@@ -56,6 +56,8 @@ def test_lakestore_writes_external_paths_that_pypaimon_reads(catalog, tmp_path, 
     }
     if strategy == "specific-fs":
         options["data-file.external-paths.specific-fs"] = "file"
+    if strategy == "weight-robin":
+        options["data-file.external-paths.weights"] = "1,3"
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options=options)
     t.write_arrow(_batch("a", range(10), 1.0))
     t.write_arrow(_batch("a", range(5), 2.0))
@@ -126,6 +128,14 @@ def test_specific_fs_keeps_only_roots_of_that_scheme(catalog, tmp_path):
         ),
         ({"data-file.external-paths": "file:///x,s3://b/y", "data-file.external-paths.strategy": "round-robin"}, "mixes file systems"),
         ({"data-file.external-paths.strategy": "sideways"}, "data-file.external-paths.strategy"),
+        (
+            {
+                "data-file.external-paths": "file:///x,file:///y",
+                "data-file.external-paths.strategy": "weight-robin",
+                "data-file.external-paths.weights": "1,2,3",
+            },
+            "3 weights for 2",
+        ),
     ],
 )
 def test_bad_external_path_options_name_the_option(catalog, options, message):
