@@ -6,6 +6,7 @@ jars (tests/oracle/java/CoreOptionKeys.java, a single-file Java program); withou
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from functools import cache
@@ -16,6 +17,7 @@ import pytest
 from lakestore.errors import UnsupportedTableError
 from lakestore.meta import option_keys
 from lakestore.meta import options as opts
+from lakestore.units import parse_duration_ms, parse_memory
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAM = REPO / "tests" / "oracle" / "java" / "CoreOptionKeys.java"
@@ -99,9 +101,19 @@ def test_defaults_follow_paimon_2_0():
         paimon = keys.get(key)
         if paimon is None or spec.default is None or not paimon[1]:
             continue
-        if paimon[1].startswith("PT") or paimon[1].endswith((" mb", " kb", " gb", " bytes")) or paimon[1] == "{}":
-            continue  # Java Duration / MemorySize spelling
-        assert spec.default.lower() == paimon[1].lower(), (key, spec.default, paimon[1])
+        if paimon[1].startswith("PT"):  # a java.time.Duration
+            assert parse_duration_ms(spec.default) == _iso_duration_ms(paimon[1]), key
+        elif paimon[1].endswith((" kb", " mb", " gb", " bytes")):  # Paimon's MemorySize
+            assert parse_memory(spec.default) == parse_memory(paimon[1]), key
+        else:
+            assert spec.default.lower() == paimon[1].lower(), (key, spec.default, paimon[1])
+
+
+def _iso_duration_ms(text: str) -> int:
+    match = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?", text)
+    assert match is not None, text
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    return round(((hours * 60 + minutes) * 60 + seconds) * 1000)
 
 
 @pytest.mark.parametrize(
