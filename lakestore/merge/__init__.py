@@ -1,6 +1,6 @@
 """Merge engines and the factory choosing one from a table's options."""
 
-from lakestore.errors import OptionError
+from lakestore.errors import OptionError, UnsupportedTableError
 from lakestore.merge.aggregation import AggregationEngine
 from lakestore.merge.engine import DeduplicateEngine, FirstRowEngine, MergeEngine, drop_retracts, retract_count
 from lakestore.merge.partial_update import PartialUpdateEngine
@@ -12,10 +12,18 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
     engine = options.merge_engine
     value_fields = [f for f in schema.fields if f.name not in schema.primary_keys]
     if engine == "deduplicate":
-        return DeduplicateEngine()
+        return DeduplicateEngine(ignore_delete=options.ignore_delete)
     if engine == "first-row":
         return FirstRowEngine(ignore_delete=options.ignore_delete)
     if engine == "partial-update":
+        functions = options.field_options("aggregate-function")
+        if functions or options.default_aggregate_function:
+            # Paimon aggregates these fields within their sequence groups (agg, or aggReversed for
+            # an older group sequence); merging them as plain partial updates would read wrong values
+            keys = tuple(f"fields.{name}.aggregate-function" for name in functions)
+            if options.default_aggregate_function:
+                keys += ("fields.default-aggregate-function",)
+            raise UnsupportedTableError(f"partial-update with aggregate functions ({', '.join(keys)}) is not implemented", options=keys)
         return PartialUpdateEngine(
             value_columns=[f.name for f in value_fields],
             sequence_groups=options.field_options("sequence-group"),

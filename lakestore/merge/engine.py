@@ -106,9 +106,18 @@ class _SingleRowEngine(MergeEngine):
 
 
 class DeduplicateEngine(_SingleRowEngine):
-    """The newest row of a key wins; a newest -U/-D removes the key."""
+    """The newest row of a key wins; a newest -U/-D removes the key. With ``ignore-delete``,
+    -U/-D rows are dropped when written, as Paimon's RowKindFilter and merge function do."""
 
     name = "deduplicate"
+
+    def __init__(self, *, ignore_delete: bool = False) -> None:
+        self.ignore_delete = ignore_delete
+
+    def prepare_input(self, rows: pa.Table) -> pa.Table:
+        if self.ignore_delete and retract_mask(rows).any():
+            return drop_retracts(rows)
+        return rows
 
     def pick(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         return ends - 1

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from lakestore.errors import UnsupportedTableError
 from tests.compact._tables import live_files
 from tests.interop.conftest import same_rows
 
@@ -141,3 +142,39 @@ def test_sequence_field_decides_both_ways(java, catalog, warehouse):
     same_rows(java.read(warehouse, "db.t"), expected, ["id"])
     java.compact(warehouse, "db.t")
     same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update"])
+def test_ignore_delete_drops_retractions_in_both_engines(java, catalog, warehouse, engine):
+    """``ignore-delete``: -U/-D rows are dropped when written (Paimon's RowKindFilter), so the
+    "-D" rows of COMMITS change nothing; lakestore's deduplicate applied them."""
+    opts = {"bucket": "2", "merge-engine": engine, "rowkind.field": "kind", "ignore-delete": "true"}
+    if engine == "deduplicate":
+        del opts["merge-engine"]
+    table = catalog.create_table("db.ours", schema=SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options=opts)
+    java.create_table(warehouse, "db.ref", SCHEMA, primary_keys=KEYS, partition_keys=["dt"], options=opts)
+    for rows in COMMITS:
+        table.write_arrow(as_table(rows))
+        java.write(warehouse, "db.ref", as_table(rows))
+    expected = java.read(warehouse, "db.ref")
+    assert expected.num_rows == model(engine, len(COMMITS)).num_rows + (2 if engine == "deduplicate" else 0)
+    same_rows(catalog.get_table("db.ours").to_arrow(), expected, KEYS)
+    same_rows(java.read(warehouse, "db.ours"), expected, KEYS)
+    same_rows(catalog.get_table("db.ref").to_arrow(), expected, KEYS)
+
+
+def test_partial_update_with_aggregate_functions_is_refused(java, catalog, warehouse):
+    """Paimon aggregates such fields within their sequence group; lakestore does not implement
+    it and refuses to read or write the table rather than merge them as plain updates."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("g", pa.int64()), ("b", pa.int64())])
+    opts = {"bucket": "1", "merge-engine": "partial-update", "fields.g.sequence-group": "b", "fields.b.aggregate-function": "sum"}
+    java.create_table(warehouse, "db.t", schema, primary_keys=["id"], options=opts)
+    for g, b in ((1, 2), (2, 8)):
+        java.write(warehouse, "db.t", pa.table({"id": [1], "g": [g], "b": [b]}, schema=schema))
+    assert java.read(warehouse, "db.t").to_pylist() == [{"id": 1, "g": 2, "b": 10}]
+    table = catalog.get_table("db.t")
+    with pytest.raises(UnsupportedTableError, match="aggregate functions") as info:
+        table.to_arrow()
+    assert info.value.options == ("fields.b.aggregate-function",)
+    with pytest.raises(UnsupportedTableError, match="aggregate functions"):
+        table.write_arrow(pa.table({"id": [1], "g": [3], "b": [1]}, schema=schema))
