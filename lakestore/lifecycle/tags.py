@@ -9,6 +9,7 @@ expires; a tag is created with ``try_publish``, so two creators of one name cann
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -244,7 +245,7 @@ def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterabl
         skip = excluded if root == table.metadata_path else set()
         refs.update(chain_references(files, [manager.get(i) for i in manager.list_ids() if i not in skip]))
         for tag in _tags_under(table.file_io, f"{root}/tag"):
-            refs.update(chain_references(files, [tag.snapshot]))
+            refs.update(_tag_references(files, tag.snapshot))
         produces_changelog = table.options.changelog_producer != "none"
         for changelog_id in manager.changelog_ids():
             try:
@@ -254,6 +255,20 @@ def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterabl
             refs.update(changelog_references(files, changelog, produces_changelog=produces_changelog))
     for snapshot in extra:
         refs.update(chain_references(files, [snapshot]))
+    return refs
+
+
+def _tag_references(files: TableFiles, snapshot: Snapshot) -> References:
+    """What a tag keeps: its snapshot's data, manifests and index files, and, while they exist,
+    its changelog. Paimon's expiration deletes a tagged snapshot's changelog (manifest list
+    included) with the snapshot, since reading a tag never needs it; its orphan cleanup reads
+    a missing changelog manifest list as empty."""
+    refs = chain_references(files, [dataclasses.replace(snapshot, changelog_manifest_list=None)])
+    name = snapshot.changelog_manifest_list
+    if name and files.exists(name):
+        refs.manifests.add(name)
+        refs.manifests.update(m.file_name for m in files.read_list(name, tolerant=True))
+        refs.changelog |= files.changelog_paths(snapshot, tolerant=True)
     return refs
 
 

@@ -5,6 +5,7 @@ one engine and read by the other (Paimon Java 2.0.0 and lakestore; append tables
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -147,3 +148,25 @@ def test_java_table_with_an_unimplemented_option_is_refused_for_writes(java, cat
         table.write_arrow(pk_rows([1], "l"))
     with pytest.raises(UnsupportedTableError, match="sequence.field.sort-order"):
         table.to_arrow()
+
+
+def test_java_expiring_a_tagged_snapshot_with_changelog(java, catalog, warehouse):
+    """Paimon's expiration deletes a tagged snapshot's changelog manifest list with the snapshot
+    (reading a tag never needs it): lakestore's orphan cleanup and expiration take the tag as it
+    is left (they raised "manifest list is missing"), and both engines read the tag."""
+    table = catalog.create_table("db.t", schema=PK, primary_keys=["id"], options={"bucket": "2", "changelog-producer": "lookup"})
+    for i in range(4):
+        table.write_arrow(pk_rows([i, i + 1], f"c{i}"))
+        if i == 1:
+            table.create_tag("t1")
+    assert java.expire(warehouse, "db.t", retain_min=1, retain_max=1) == 3
+    tag = next(t for t in table.tags() if t.name == "t1")
+    assert not (Path(table.path) / "manifest" / tag.snapshot.changelog_manifest_list).exists()
+    table = catalog.get_table("db.t")
+    assert table.remove_orphan_files(older_than_ms=2**62).deleted == ()
+    table.write_arrow(pk_rows([9], "l"))
+    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    expected = pa.concat_tables([pk_rows([0], "c0"), pk_rows([1, 2], "c1")])
+    same_rows(table.to_arrow(tag="t1"), expected, ["id"])
+    same_rows(java.read(warehouse, "db.t", options={"scan.tag-name": "t1"}), expected, ["id"])
+    same_rows(java.read(warehouse, "db.t"), table.to_arrow(), ["id"])
