@@ -170,3 +170,21 @@ def test_java_expiring_a_tagged_snapshot_with_changelog(java, catalog, warehouse
     same_rows(table.to_arrow(tag="t1"), expected, ["id"])
     same_rows(java.read(warehouse, "db.t", options={"scan.tag-name": "t1"}), expected, ["id"])
     same_rows(java.read(warehouse, "db.t"), table.to_arrow(), ["id"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Paimon's 'dynamic-partition-overwrite' (default true, 0.9 to 2.0): an overwrite without a static partition "
+    "replaces only the partitions its rows fall in; Java keeps dt=b [('a', 3), ('b', 2)], lakestore's overwrite={} "
+    "empties the whole table [('a', 3)] (and refuses the option 'dynamic-partition-overwrite' as unknown)",
+)
+def test_overwrite_without_a_partition_replaces_only_the_partitions_written(java, catalog, warehouse):
+    catalog.create_table("db.t", schema=APPEND, partition_keys=["dt"])
+    java.create_table(warehouse, "db.ref", APPEND, partition_keys=["dt"])
+    for name in ("t", "ref"):
+        java.write(warehouse, f"db.{name}", pa.concat_tables([append_rows("a", [1], "x"), append_rows("b", [2], "x")]))
+    java.write(warehouse, "db.ref", append_rows("a", [3], "o"), overwrite={})
+    catalog.get_table("db.t").write_arrow(append_rows("a", [3], "o"), overwrite={})
+    expected = java.read(warehouse, "db.ref")
+    assert sorted(expected["dt"].to_pylist()) == ["a", "b"]
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])

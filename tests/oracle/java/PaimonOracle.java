@@ -57,6 +57,7 @@ import org.apache.paimon.deletionvectors.BitmapDeletionVector;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.index.BucketAssigner;
 import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.index.SimpleHashBucketAssigner;
 import org.apache.paimon.options.ConfigOption;
 import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.FallbackKey;
@@ -577,7 +578,7 @@ public class PaimonOracle {
             try (StreamTableWrite write = builder.newWrite();
                     StreamTableCommit commit = builder.newCommit()) {
                 write.withIOManager(ioManager());
-                writeRows(table, write, rows, dynamic, assigners, user);
+                writeRows(table, write, rows, dynamic, assigners, user, false);
                 List<CommitMessage> messages = write.prepareCommit(false, commitIdentifier);
                 Map<Long, List<CommitMessage>> committables = new HashMap<>();
                 committables.put(commitIdentifier, messages);
@@ -591,7 +592,14 @@ public class PaimonOracle {
             try (BatchTableWrite write = builder.newWrite();
                     BatchTableCommit commit = builder.newCommit()) {
                 write.withIOManager(ioManager());
-                writeRows(table, write, rows, dynamic, assigners, "java-oracle");
+                writeRows(
+                        table,
+                        write,
+                        rows,
+                        dynamic,
+                        assigners,
+                        "java-oracle",
+                        present(req, "overwrite"));
                 commit.commit(write.prepareCommit());
             }
         }
@@ -600,9 +608,10 @@ public class PaimonOracle {
     }
 
     /**
-     * Dynamic-bucket tables: buckets assigned as Paimon's Flink and Spark sinks do (a
-     * HashBucketAssigner over the index; with N assigners, each key goes to the assigner
-     * BucketAssigner.computeAssigner picks), then write(row, bucket).
+     * Dynamic-bucket tables: buckets assigned as Paimon's Flink sink does (a HashBucketAssigner
+     * over the index, or for an overwrite a SimpleHashBucketAssigner that starts afresh; with N
+     * assigners, each key goes to the assigner BucketAssigner.computeAssigner picks), then
+     * write(row, bucket).
      */
     static void writeRows(
             FileStoreTable table,
@@ -610,7 +619,8 @@ public class PaimonOracle {
             List<GenericRow> rows,
             boolean dynamic,
             int assigners,
-            String commitUser)
+            String commitUser,
+            boolean overwrite)
             throws Exception {
         if (!dynamic) {
             for (GenericRow row : rows) {
@@ -620,18 +630,21 @@ public class PaimonOracle {
         }
         long target = table.coreOptions().dynamicBucketTargetRowNum();
         Integer maxBuckets = table.coreOptions().dynamicBucketMaxBuckets();
-        List<HashBucketAssigner> byId = new ArrayList<>();
+        List<BucketAssigner> byId = new ArrayList<>();
         for (int i = 0; i < assigners; i++) {
             byId.add(
-                    new HashBucketAssigner(
-                            table.snapshotManager(),
-                            commitUser,
-                            table.store().newIndexFileHandler(),
-                            assigners,
-                            assigners,
-                            i,
-                            target,
-                            maxBuckets == null ? -1 : maxBuckets));
+                    overwrite
+                            ? new SimpleHashBucketAssigner(
+                                    assigners, i, target, maxBuckets == null ? -1 : maxBuckets)
+                            : new HashBucketAssigner(
+                                    table.snapshotManager(),
+                                    commitUser,
+                                    table.store().newIndexFileHandler(),
+                                    assigners,
+                                    assigners,
+                                    i,
+                                    target,
+                                    maxBuckets == null ? -1 : maxBuckets));
         }
         RowPartitionKeyExtractor extractor = new RowPartitionKeyExtractor(table.schema());
         for (GenericRow row : rows) {
