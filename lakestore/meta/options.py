@@ -235,6 +235,45 @@ _SPECS: dict[str, OptionSpec] = {
 }
 
 
+# Implemented options that steer only what lakestore writes and maintains (statistics, compression,
+# file and manifest sizes, commit retries, compaction triggers, expiration, tags): on a table
+# another engine wrote with a value lakestore does not implement (tag.automatic-creation=watermark,
+# metadata.stats-mode=...) they refuse writes and maintenance by name, and the table stays readable.
+# (file.compression is not among them: data-file names may carry the codec, see meta/paths.py.)
+_WRITE_SIDE_KEYS = frozenset(
+    {
+        "file.compression.zstd-level",
+        "changelog-file.compression",
+        "changelog-file.stats-mode",
+        "manifest.target-file-size",
+        "manifest.merge-min-count",
+        "target-file-size",
+        "write-buffer-size",
+        "commit.max-retries",
+        "commit.min-retry-wait",
+        "commit.max-retry-wait",
+        "compaction.max-size-amplification-percent",
+        "compaction.size-ratio",
+        "compaction.min.file-num",
+        "compaction.max.file-num",
+        "full-compaction.delta-commits",
+    }
+)
+_WRITE_SIDE_PREFIXES = ("metadata.stats-", "snapshot.", "changelog.", "tag.", "partition.expiration-", "partition.timestamp-")
+
+
+def _write_side(key: str) -> bool:
+    return key in _WRITE_SIDE_KEYS or (key in _SPECS and key.startswith(_WRITE_SIDE_PREFIXES))
+
+
+def _unparsable(key: str, value: str) -> str | None:
+    try:
+        _SPECS[key].parse(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _ignorable(key: str) -> bool:
     return key in IGNORED or key.startswith(tuple(IGNORED_PREFIXES))
 
@@ -269,6 +308,11 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
     reads: list[tuple[str, str]] = []
     for key, value in options.items():
         kind = classify(key)
+        if kind == "implemented" and _write_side(key):
+            problem = _unparsable(key, value)
+            if problem is not None:
+                writes.append((key, f"{key}={value} is not implemented: {problem}"))
+            continue
         if kind in ("implemented", "ignored"):
             continue
         if kind == "refused":
@@ -379,7 +423,9 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
         try:
             spec.parse(value)
         except ValueError as exc:
-            raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
+            if strict or not _write_side(key):
+                raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
+            # written by another engine: ``unsupported`` refuses writes by name, reads go on
         cleaned[key] = value
     return cleaned
 

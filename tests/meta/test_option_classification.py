@@ -165,3 +165,43 @@ def test_bad_values_name_option_and_feature(key, value):
         opts.validate({key: value})
     message = str(info.value)
     assert key in message and "invalid value" not in message
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tag.automatic-creation": "watermark"},
+        {"changelog-file.compression": "lzo"},
+        {"metadata.stats-mode": "truncate(0)"},
+        {"snapshot.expire.execution-mode": "nonsense"},
+    ],
+    ids=lambda o: next(iter(o)),
+)
+def test_write_side_values_lakestore_lacks_refuse_writes_and_keep_reads(tmp_path, options):
+    """A table another engine wrote with a value lakestore does not implement for an option that
+    only steers writing and maintenance stays readable; writes refuse by name."""
+    import json
+
+    import pyarrow as pa
+
+    import lakestore
+
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options={"bucket": "1"})
+    table.write_arrow(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=schema))
+    path = Path(table.path) / "schema" / f"schema-{table.schema.id}"
+    doc = json.loads(path.read_text())
+    doc["options"].update(options)
+    path.write_text(json.dumps(doc))
+    table = lakestore.Table.from_path(table.path)
+    assert sorted(table.to_arrow()["v"].to_pylist()) == ["a", "b"]
+    key = next(iter(options))
+    with pytest.raises(UnsupportedTableError, match=re.escape(key)) as info:
+        table.write_arrow(pa.table({"id": [3], "v": ["c"]}, schema=schema))
+    assert "invalid value" not in str(info.value)
+    with pytest.raises(UnsupportedTableError, match=re.escape(key)):
+        table.compact(full=True)
+    with pytest.raises(opts.OptionError, match=re.escape(key)):
+        catalog.create_table("db.u", schema=schema, primary_keys=["id"], options=options)
