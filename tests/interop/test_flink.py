@@ -61,6 +61,9 @@ TABLES = [
         {"bucket": "2", "changelog-producer": "full-compaction", "full-compaction.delta-commits": "2"},
         "SELECT k, seq, s FROM churn",
     ),
+    FlinkTable(  # lakestore reads Paimon 2.0's deletion vectors (levels >= 1, vectors applied)
+        "t_dv", {"bucket": "2", "deletion-vectors.enabled": "true", "changelog-producer": "lookup"}, "SELECT k, seq, s FROM churn"
+    ),
     FlinkTable("t_first", {"bucket": "1", "merge-engine": "first-row", "changelog-producer": "lookup"}, "SELECT k, seq, s FROM src"),
     FlinkTable(
         "t_partial",
@@ -186,6 +189,7 @@ class FlinkRun:
     catalog: lakestore.Catalog
     from_start: dict[str, Follower]
     mid_job: dict[str, Follower]
+    seen_while_running: dict[str, int]  # snapshots each from-start follower read before the job ended
 
 
 @pytest.fixture(scope="module")
@@ -204,16 +208,21 @@ def flink_run(flink: FlinkOracle, tmp_path_factory: pytest.TempPathFactory) -> F
         for follower in from_start.values():
             follower.poll_all()
         for t in TABLES:
-            latest = tables[t.name].latest_snapshot()
-            if t.name not in mid_job and latest is not None and latest.id >= 3:
-                mid_job[t.name] = Follower(tables[t.name].stream(start="full"), t.columns)
+            if t.name not in mid_job and (latest := tables[t.name].latest_snapshot()) is not None and latest.id >= 3:
+                # start on an APPEND snapshot (the commit's new level-0 files, before the
+                # compaction snapshot that carries their lookup/full-compaction changelog)
+                stream = tables[t.name].stream(start="full")
+                start = stream._initial
+                if start is not None and tables[t.name].snapshot(start).commit_kind == "APPEND":
+                    mid_job[t.name] = Follower(stream, t.columns)
         for follower in mid_job.values():
             follower.poll_all()
 
     job = flink.submit(*(f"INSERT INTO db.{t.name} {t.insert}" for t in TABLES))
     _run_job(flink, job, tick)
+    seen_while_running = {name: len(f.snapshot_ids()) for name, f in from_start.items()}
     tick()  # everything committed before the job finished
-    return FlinkRun(catalog, from_start, mid_job)
+    return FlinkRun(catalog, from_start, mid_job, seen_while_running)
 
 
 @pytest.mark.parametrize("spec", TABLES, ids=[t.name for t in TABLES])
@@ -225,6 +234,7 @@ def test_lakestore_follows_flink_writes(flink: FlinkOracle, flink_run: FlinkRun,
     # every snapshot read once, in order
     assert follower.start_snapshot == 0
     assert follower.snapshot_ids() == list(range(1, latest.id + 1))
+    assert flink_run.seen_while_running[spec.name] >= 3, "lakestore did not follow the table while the job ran"
     # the live stream delivered exactly the changelog stored in the table
     stored = arrow_changes(table.read_changes(from_snapshot_id=0, columns=spec.columns), spec.columns)
     live = follower.changes()
@@ -237,12 +247,49 @@ def test_lakestore_follows_flink_writes(flink: FlinkOracle, flink_run: FlinkRun,
     flink_rows = flink.query(f"SELECT {', '.join(spec.columns)} FROM db.{spec.name}")
     assert flink_state(flink_rows) == batch
 
-    # a stream that started with start="full" while the job ran ends in the same state
+
+# Paimon's streaming read (Flink, scan.mode from-snapshot-full / latest-full) of a table whose
+# changelog comes from compaction reads the starting snapshot without its level-0 files: their
+# changes arrive later, through the changelog of the compaction that moves them up. Seen here on
+# t_partial started at APPEND snapshot 3: Flink's full phase returned snapshot 2's 25 compacted
+# rows (k=2: a=28), then snapshot 4's changelog -U(2, 28, '50c7') +U(2, 42, '50c7'); lakestore's
+# start="full" at snapshot 3 returns the merged rows with level 0 (k=2: a=42, 29 rows) and then
+# the same changelog, so the -U retracts a row the stream never delivered and the update arrives
+# twice. Likewise t_full started at APPEND snapshot 5: Flink's full phase returned the 12 rows of
+# compaction snapshot 3 (k=1: v=73), then snapshot 6's full-compaction changelog (-D(1, 73, ...));
+# lakestore's full read at 5 has the level-0 rows of snapshots 4 and 5 (no k=1).
+_LEVEL0_IN_FULL_PHASE = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "lakestore's stream(start='full') reads the starting snapshot's level-0 files, which Paimon's"
+        " streaming full phase skips for lookup/full-compaction changelog producers; the compaction"
+        " changelog that follows then retracts rows the stream never delivered (the change arrives twice)"
+    ),
+)
+_MID_JOB = [
+    pytest.param(t, id=t.name, marks=_LEVEL0_IN_FULL_PHASE)
+    if t.ddl_options.get("changelog-producer") in ("lookup", "full-compaction")
+    and "deletion-vectors.enabled" not in t.ddl_options
+    and t.ddl_options.get("merge-engine") != "first-row"  # both read levels >= 1 only
+    else pytest.param(t, id=t.name)
+    for t in TABLES
+]
+
+
+@pytest.mark.parametrize("spec", _MID_JOB)
+def test_stream_started_mid_job(flink_run: FlinkRun, spec: FlinkTable) -> None:
+    """A stream that starts with start="full" on an APPEND snapshot while the job runs delivers
+    each change once and ends in the table's state."""
+    table = flink_run.catalog.get_table(f"db.{spec.name}")
+    latest = table.latest_snapshot()
+    assert latest is not None
     mid = flink_run.mid_job[spec.name]
     assert mid.start_snapshot >= 3 and mid.batches[0][0] is None
-    initial = fold(mid.batches[0][1], strict=True)
+    assert table.snapshot(mid.start_snapshot).commit_kind == "APPEND"
     assert mid.snapshot_ids() == list(range(mid.start_snapshot + 1, latest.id + 1))
-    assert fold([c for _, b in mid.batches[1:] for c in b], strict=True, state=initial) == batch
+    initial = fold(mid.batches[0][1], strict=True)
+    changes = [c for _, batch in mid.batches[1:] for c in batch]
+    assert fold(changes, strict=True, state=initial) == arrow_state(table.to_arrow(columns=spec.columns), spec.columns)
 
 
 def test_flink_follows_lakestore_writes(flink: FlinkOracle, tmp_path: pytest.TempPathFactory) -> None:

@@ -70,6 +70,7 @@ class FlinkOracle:
         env.pop("PYTHONPATH", None)
         self._tmp = tempfile.mkdtemp(prefix="flink-oracle-")
         env["TMPDIR"] = self._tmp
+        env["FLINK_LOG_DIR"] = self._tmp  # the JVM's log (PyFlink writes it into its package otherwise)
         self.stderr_path = Path(self._tmp) / "stderr.log"
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
         self._proc = subprocess.Popen(
@@ -97,8 +98,10 @@ class FlinkOracle:
         raise FlinkOracleError(f"the Flink oracle exited (code {self._proc.poll()}):\n{self.stderr_tail()}")
 
     def stderr_tail(self, chars: int = 4000) -> str:
+        """The end of the CLI's stderr and of the JVM's log."""
         self._stderr.flush()
-        return self.stderr_path.read_text(errors="replace")[-chars:]
+        logs = [self.stderr_path, *sorted(Path(self._tmp).glob("flink-*.log"))]
+        return "\n".join(f"== {p.name}\n{p.read_text(errors='replace')[-chars:]}" for p in logs if p.exists())
 
     def request(self, op: str, **fields: Any) -> dict[str, Any]:
         with self._lock:
