@@ -28,6 +28,7 @@ class FileInfo:
     file_name: str
     rows: int
     bytes: int
+    external_path: str | None = None  # ``_EXTERNAL_PATH``: the file lives outside the table directory
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ def _infos(entries: Sequence[ManifestEntry], schema: TableSchema, *, source: str
                 entry.file.file_name,
                 entry.file.row_count,
                 entry.file.file_size,
+                entry.file.external_path,
             )
         )
     return out
