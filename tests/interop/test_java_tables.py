@@ -50,6 +50,13 @@ def test_append_tables_both_ways(java_any, catalog, warehouse, layout):
     same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])
     catalog.get_table("db.t").compact(full=True)
     same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
+    java.write(warehouse, "db.t", append_rows("b", [8], "j"))
+    catalog.get_table("db.t").write_arrow(append_rows("b", [9], "l"))
+    java.compact(warehouse, "db.t")  # Paimon's append compaction rewrites lakestore's files
+    expected = pa.concat_tables([expected, append_rows("b", [8], "j"), append_rows("b", [9], "l")])
+    table = catalog.get_table("db.t")
+    assert table.latest_snapshot().commit_kind == "COMPACT"
+    same_rows(table.to_arrow(), expected, ["dt", "id"])
 
 
 def test_tags_expiration_and_rollback_by_lakestore_read_by_java(java, catalog, warehouse):

@@ -39,6 +39,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.paimon.CoreOptions;
 import org.apache.paimon.Snapshot;
+import org.apache.paimon.append.AppendCompactCoordinator;
+import org.apache.paimon.append.AppendCompactTask;
 import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
@@ -61,6 +63,7 @@ import org.apache.paimon.index.SimpleHashBucketAssigner;
 import org.apache.paimon.options.ConfigOption;
 import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.FallbackKey;
+import org.apache.paimon.operation.BaseAppendFileStoreWrite;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
@@ -657,10 +660,36 @@ public class PaimonOracle {
         }
     }
 
-    /** A full compaction of every (partition, bucket) the latest snapshot holds. */
+    /**
+     * A full compaction of every (partition, bucket) the latest snapshot holds; bucket-unaware
+     * append tables: the tasks of Paimon's AppendCompactCoordinator, as its compact actions run.
+     */
     static ObjectNode compact(JsonNode req) throws Exception {
         FileStoreTable table = fileTable(req);
         BatchWriteBuilder builder = table.newBatchWriteBuilder();
+        if (table.bucketMode() == BucketMode.BUCKET_UNAWARE) {
+            // as a full compaction: every partition with more than one small file
+            Map<String, String> full = new HashMap<>();
+            full.put("compaction.min.file-num", "2");
+            table = table.copy(full);
+            List<AppendCompactTask> tasks = new AppendCompactCoordinator(table, false).run();
+            List<CommitMessage> messages = new ArrayList<>();
+            BaseAppendFileStoreWrite write =
+                    (BaseAppendFileStoreWrite) table.store().newWrite("java-oracle");
+            for (AppendCompactTask task : tasks) {
+                messages.add(task.doCompact(table, write));
+            }
+            write.close();
+            if (!messages.isEmpty()) {
+                try (BatchTableCommit commit = builder.newCommit()) {
+                    commit.commit(messages);
+                }
+            }
+            ObjectNode result = NODES.objectNode();
+            result.put("snapshot_id", latestSnapshotId(table));
+            result.put("tasks", tasks.size());
+            return result;
+        }
         Set<String> seen = new HashSet<>();
         try (BatchTableWrite write = builder.newWrite();
                 BatchTableCommit commit = builder.newCommit()) {
