@@ -55,7 +55,7 @@ def test_append_tables_both_ways(java_any, catalog, warehouse, layout):
     java.compact(warehouse, "db.t")  # Paimon's append compaction rewrites lakestore's files
     expected = pa.concat_tables([expected, append_rows("b", [8], "j"), append_rows("b", [9], "l")])
     table = catalog.get_table("db.t")
-    assert table.latest_snapshot().commit_kind == "COMPACT"
+    assert layout != "bucket-unaware" or table.latest_snapshot().commit_kind == "COMPACT"
     same_rows(table.to_arrow(), expected, ["dt", "id"])
 
 
