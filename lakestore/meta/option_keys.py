@@ -402,9 +402,12 @@ _refuse(
     reads=True,
     allowed=_FALSE,
 )
-_refuse(
+_SCAN = (
     "read options of Paimon's scans (time travel, incremental and streaming modes) stored on the table:"
-    " lakestore takes them as read arguments, and reading without them would return other rows",
+    " lakestore takes them as read arguments, and reading without them would return other rows"
+)
+_refuse(
+    _SCAN,
     "scan.snapshot-id",
     "scan.tag-name",
     "scan.timestamp-millis",
@@ -420,10 +423,10 @@ _refuse(
     "incremental-to-auto-tag",
     reads=True,
 )
-_refuse("see scan.snapshot-id", "scan.mode", reads=True, allowed=("default",))
-_refuse("see scan.snapshot-id", "incremental-between-scan-mode", reads=True, allowed=("auto",))
-_refuse("see scan.snapshot-id", "incremental-between-tag-to-snapshot", reads=True, allowed=_FALSE)
-_refuse("see scan.snapshot-id", "stream-scan-mode", "batch-scan-mode", reads=True, allowed=("none",))
+_refuse(_SCAN, "scan.mode", reads=True, allowed=("default",))
+_refuse(_SCAN, "incremental-between-scan-mode", reads=True, allowed=("auto",))
+_refuse(_SCAN, "incremental-between-tag-to-snapshot", reads=True, allowed=_FALSE)
+_refuse(_SCAN, "stream-scan-mode", "batch-scan-mode", reads=True, allowed=("none",))
 _refuse(
     "streaming reads of overwrite commits are not implemented",
     "streaming-read-overwrite",
@@ -454,10 +457,10 @@ _refuse("adding columns before the partition columns is not implemented", "add-c
 _refuse(
     "timestamp formats checked strictly by partition expiration are not implemented", "partition.timestamp-format.strict", allowed=_FALSE
 )
-_refuse(
+_TAGS = (
     "tag naming and expiration other than lakestore's (daily/hourly/two-hours, dashed names, expiring by"
-    " time) are not implemented: automatic tags would get other names or lifetimes than Paimon gives them",
-    "tag.creation-period-duration",
+    " time) are not implemented: automatic tags would get other names or lifetimes than Paimon gives them"
 )
-_refuse("see tag.creation-period-duration", "tag.period-formatter", allowed=("with_dashes",))
-_refuse("see tag.creation-period-duration", "tag.time-expire-enabled", allowed=("true",))
+_refuse(_TAGS, "tag.creation-period-duration")
+_refuse(_TAGS, "tag.period-formatter", allowed=("with_dashes",))
+_refuse(_TAGS, "tag.time-expire-enabled", allowed=("true",))
