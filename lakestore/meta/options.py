@@ -128,11 +128,14 @@ def _keep_first_n(text: str) -> int:
     return value
 
 
+POSTPONE_BUCKET_REFUSAL = "bucket=-2 (postpone buckets) is a Paimon feature lakestore does not implement yet"
+
+
 def _bucket(text: str) -> int:
     value = _int(text)
     if value == -2:
-        raise ValueError("bucket=-2 (postpone buckets) is a Paimon feature lakestore does not implement yet")
-    if value == 0 or value < -1:
+        return value  # postpone buckets: tables another engine created are read (real buckets only), never written
+    if value == 0 or value < -2:
         raise ValueError("must be a positive bucket count or -1 (dynamic buckets for primary-key tables, bucket-unaware append tables)")
     return value
 
@@ -329,6 +332,10 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
         # Paimon deletes rows of append tables only through Spark's DELETE/UPDATE, which lakestore
         # does not have; its append compaction would also have to rewrite the vectors.
         writes.append(("deletion-vectors.enabled", "deletion-vectors.enabled=true on an append table is read-only in lakestore"))
+    if options.get("bucket", "-1").strip() == "-2":
+        # Paimon's batch readers see only the real buckets a compaction assigned; lakestore reads
+        # those, and refuses to write (new rows would go to bucket-postpone) or maintain.
+        writes.append(("bucket", POSTPONE_BUCKET_REFUSAL))
     if primary_keys and options.get("bucket", "-1").strip() == "-1" and not set(partition_keys) <= set(primary_keys):
         writes.append(
             (
@@ -426,6 +433,8 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
             if strict or not _write_side(key):
                 raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
             # written by another engine: ``unsupported`` refuses writes by name, reads go on
+        if strict and key == "bucket" and value.strip() == "-2":
+            raise OptionError(POSTPONE_BUCKET_REFUSAL)
         cleaned[key] = value
     return cleaned
 

@@ -12,6 +12,7 @@ from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
 from lakestore.meta.file_scan import above_level, all_of, in_bucket_range, live_entries
 from lakestore.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore, SimpleStats
+from lakestore.meta.paths import POSTPONE_BUCKET
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.bucket_prune import bucket_filter
@@ -68,6 +69,7 @@ class ScanPlanner:
         # levels above, where vectors mask the older versions.
         self.deletion_vectors = schema.core_options().deletion_vectors
         self.skip_level0 = self.primary_key and (schema.core_options().merge_engine == "first-row" or self.deletion_vectors)
+        self.postpone = schema.core_options().bucket == POSTPONE_BUCKET
         self._partitions: dict[bytes, tuple[Any, ...]] = {}
 
     def partition_values(self, partition: bytes) -> tuple[Any, ...]:
@@ -116,6 +118,11 @@ class ScanPlanner:
         if self.skip_level0:
             # nor, on deletion-vector and first-row tables, manifests holding only level 0
             manifest_filter = all_of(manifest_filter, above_level(0))
+        if self.postpone:
+            # Paimon's batch reads of a postpone-bucket table see only the real buckets its
+            # compaction assigned: rows still in bucket-postpone are invisible until then
+            manifest_filter = all_of(manifest_filter, lambda m: m.max_bucket is None or m.max_bucket != POSTPONE_BUCKET)
+            entry_filter = all_entries(entry_filter, lambda e: e.bucket != POSTPONE_BUCKET)
         entries = live_entries(self.manifests, snapshot, manifest_filter=manifest_filter, entry_filter=entry_filter)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for entry in entries:
@@ -153,6 +160,10 @@ class ScanPlanner:
     def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
         table_path = self.manifests.manifest_dir.rsplit("/", 1)[0]
         return deletion_files(read_index_files(self.manifests.file_io, table_path, snapshot))
+
+
+def all_entries(first: Callable[[ManifestEntry], bool] | None, second: Callable[[ManifestEntry], bool]) -> Callable[[ManifestEntry], bool]:
+    return second if first is None else lambda e: first(e) and second(e)
 
 
 def _in_buckets(buckets: Callable[[int], set[int]], entry: ManifestEntry) -> bool:
