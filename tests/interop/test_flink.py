@@ -1,11 +1,13 @@
 """Flink as a real Paimon producer and consumer: Apache Flink 2.0 with Paimon 2.0.0's connector
 (tests/oracle/flink_driver.py), checkpointing every second.
 
-a. One streaming Flink job writes five primary-key tables at once (changelog producers input,
-   lookup and full-compaction; a first-row and a partial-update table) from a bounded datagen
+a. One streaming Flink job writes six primary-key tables at once (changelog producers input,
+   lookup and full-compaction; lookup with deletion vectors; a first-row and a partial-update
+   table) from a bounded datagen
    source whose keys repeat, churned through a Top-N so that keys are updated, deleted and come
    back. While the job runs and after it ends, lakestore's ``Table.stream()`` follows each table
-   (one follower from the start, one started with ``start="full"`` mid-job): every change is
+   (one follower from the start, one started with ``start="full"`` on an APPEND snapshot
+   mid-job): every change is
    delivered once (the live stream equals the stored changelog read afterwards, and folding it
    never inserts a key twice nor retracts a row that is not there), and the folded state equals
    lakestore's batch read and Flink's batch read.
@@ -49,8 +51,6 @@ class FlinkTable:
     ddl_options: dict[str, str]
     insert: str  # the SELECT feeding it
     columns: list[str] = field(default_factory=lambda: list(TABLE_COLUMNS))
-    # a changelog that Paimon produces (lookup, full-compaction) is strict: +I/+U only for an
-    # absent key (after -U), -U/-D only for the row that is there
 
 
 TABLES = [
@@ -143,17 +143,18 @@ class Follower:
     stream: StreamScan
     columns: list[str]
     batches: list[tuple[int | None, list[tuple[str, Row]]]] = field(default_factory=list)  # (snapshot id or None=full, changes)
-    start_snapshot: int = 0  # the snapshot of the initial full read (0: none)
+    start_snapshot: int = 0  # the snapshot of the initial full read (0: none, the table was empty)
+
+    def __post_init__(self) -> None:
+        self.start_snapshot = self.stream.next_snapshot - 1  # start="full": the latest snapshot, then on
 
     def poll_all(self) -> None:
         while True:
-            initial = self.stream._initial
-            snapshot = self.stream.next_snapshot if initial is None else None
+            full = self.start_snapshot > 0 and not self.batches
+            snapshot = None if full else self.stream.next_snapshot
             batch = self.stream.poll()
             if batch is None:
                 return
-            if initial is not None:
-                self.start_snapshot = initial
             self.batches.append((snapshot, arrow_changes(batch, self.columns)))
 
     def changes(self) -> list[tuple[str, Row]]:
@@ -194,7 +195,7 @@ class FlinkRun:
 
 @pytest.fixture(scope="module")
 def flink_run(flink: FlinkOracle, tmp_path_factory: pytest.TempPathFactory) -> FlinkRun:
-    """Flink writes the five tables in one streaming job; lakestore follows each of them."""
+    """Flink writes the tables in one streaming job; lakestore follows each of them."""
     warehouse = tmp_path_factory.mktemp("flink") / "wh"
     flink.use_warehouse(warehouse)
     flink.sql("CREATE DATABASE IF NOT EXISTS db", *(_ddl(t) for t in TABLES), mode="stream")
@@ -211,10 +212,9 @@ def flink_run(flink: FlinkOracle, tmp_path_factory: pytest.TempPathFactory) -> F
             if t.name not in mid_job and (latest := tables[t.name].latest_snapshot()) is not None and latest.id >= 3:
                 # start on an APPEND snapshot (the commit's new level-0 files, before the
                 # compaction snapshot that carries their lookup/full-compaction changelog)
-                stream = tables[t.name].stream(start="full")
-                start = stream._initial
-                if start is not None and tables[t.name].snapshot(start).commit_kind == "APPEND":
-                    mid_job[t.name] = Follower(stream, t.columns)
+                follower = Follower(tables[t.name].stream(start="full"), t.columns)
+                if tables[t.name].snapshot(follower.start_snapshot).commit_kind == "APPEND":
+                    mid_job[t.name] = follower
         for follower in mid_job.values():
             follower.poll_all()
 
@@ -329,7 +329,8 @@ def test_flink_follows_lakestore_writes(flink: FlinkOracle, tmp_path: pytest.Tem
         expected = 20 + sum(len(c) for c in commits)
         rows = collector.poll_until(lambda rows: len(rows) >= expected, timeout=JOB_TIMEOUT_S)
         time.sleep(2)  # nothing more may come
-        rows = collector.rows + collector.poll()
+        collector.poll()
+        rows = list(collector.rows)
     finally:
         collector.close()
     assert len(rows) == expected, rows[20:]
