@@ -116,7 +116,7 @@ class SortedRunWriter:
         context = self.writer.file_io.open_output(path)
         sink = context.__enter__()
         parquet = pq.ParquetWriter(
-            sink, first.schema, **writer_options(first, self.writer.compression, self.options.file_compression_zstd_level)
+            sink, first.schema, **writer_options(first, self.writer.compression(self.level), self.options.file_compression_zstd_level)
         )
         self._open = (context, parquet, sink, _FileStats(name, path))
 

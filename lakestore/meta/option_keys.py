@@ -376,7 +376,6 @@ _refuse(
     reads=True,
     allowed=_EMPTY_MAP,
 )
-_refuse("compression per level is not implemented", "file.compression.per.level", allowed=_EMPTY_MAP)
 _refuse(
     "data files without duplicated key columns (thin mode) are not implemented",
     "data-file.thin-mode",

@@ -155,6 +155,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("file.format", "parquet", _choice("parquet")),
         OptionSpec("file.compression", "zstd", _file_compression),
         OptionSpec("file.compression.zstd-level", "1", _zstd_level),
+        OptionSpec("file.compression.per.level", "{}", _level_map(_file_compression)),
         # changelog files (changelog producers): unset = as data files
         OptionSpec("changelog-file.format", None, _choice("parquet")),
         OptionSpec("changelog-file.compression", None, _file_compression),
@@ -246,6 +247,7 @@ _SPECS: dict[str, OptionSpec] = {
 _WRITE_SIDE_KEYS = frozenset(
     {
         "file.compression.zstd-level",
+        "file.compression.per.level",
         "changelog-file.compression",
         "changelog-file.stats-mode",
         "manifest.target-file-size",
@@ -608,6 +610,10 @@ class CoreOptions:
     @property
     def file_compression_zstd_level(self) -> int:
         return self.get("file.compression.zstd-level")
+
+    @property
+    def file_compression_per_level(self) -> dict[int, str]:
+        return self.get("file.compression.per.level")
 
     @property
     def changelog_file_compression(self) -> str:

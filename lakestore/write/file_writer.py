@@ -58,9 +58,15 @@ class DataFileWriter:
     def is_changelog(self) -> bool:
         return self.prefix == "changelog"
 
-    @property
-    def compression(self) -> str:
-        return self.options.changelog_file_compression if self.is_changelog else self.options.file_compression
+    def compression(self, level: int) -> str:
+        """Paimon's codec for a file at ``level``: ``changelog-file.compression`` for changelog
+        files, else ``file.compression.per.level`` (primary-key files), else ``file.compression``."""
+        options = self.options
+        if self.is_changelog and options.get("changelog-file.compression") is not None:
+            return options.changelog_file_compression
+        if self.schema.primary_keys:
+            return options.file_compression_per_level.get(level, options.file_compression)
+        return options.file_compression
 
     def value_stats_plan(self, level: int) -> ValueStatsPlan:
         """The value statistics of a file this writer writes at ``level`` (lakestore/meta/stats.py).
@@ -112,7 +118,7 @@ class DataFileWriter:
         self._by_name[new.name] = new
         return new.name, new.path
 
-    def _write_files(self, table: pa.Table) -> list[tuple[str, WrittenFile]]:
+    def _write_files(self, table: pa.Table, level: int) -> list[tuple[str, WrittenFile]]:
         names: list[str] = []
 
         def next_path() -> str:
@@ -126,7 +132,7 @@ class DataFileWriter:
             next_path,
             table,
             target_size=self.options.target_file_size,
-            compression=self.compression,
+            compression=self.compression(level),
             zstd_level=self.options.file_compression_zstd_level,
         )
         return list(zip(names, files, strict=False))
@@ -143,7 +149,7 @@ class DataFileWriter:
         table = pa.Table.from_arrays(columns, schema=file_schema)
         return [
             self.located(self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source))
-            for name, written in self._write_files(table)
+            for name, written in self._write_files(table, level)
         ]
 
     def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
@@ -175,7 +181,7 @@ class DataFileWriter:
         table = pa.Table.from_arrays([rows.column(f.name) for f in self._user_schema], schema=file_schema)
         plan = self.value_stats_plan(0)
         out = []
-        for name, written in self._write_files(table):
+        for name, written in self._write_files(table, 0):
             chunk = rows.slice(written.offset, written.rows)
             seq = first_sequence + written.offset
             out.append(

@@ -398,3 +398,27 @@ def test_lakestore_prunes_paimon_java_files_by_their_statistics_without_losing_r
         assert sort_rows(table.to_arrow(filter=predicate), ["id"]) == sort_rows(expected, ["id"]), predicate
     planned = sum(len(split.files) for split in table.plan(filter=col("id") == 4))
     assert planned == (len(LONG) if options.get("metadata.stats-mode") == "counts" else 1)
+
+
+def test_file_compression_per_level(catalog):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    options = {"bucket": "1", "file.compression.per.level": "0:snappy,5:gzip", "file.compression": "lz4"}
+    t = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options=options)
+    for v in ("a", "b"):
+        t.write_arrow(pa.table({"id": [1, 2], "v": [v, v]}, schema=schema))
+
+    def codecs() -> dict[int, set[str]]:
+        out: dict[int, set[str]] = {}
+        for f in files(t):
+            path = next(Path(t.path).rglob(f.file_name))
+            out.setdefault(f.level, set()).add(pq.ParquetFile(path).metadata.row_group(0).column(0).compression)
+        return out
+
+    assert codecs() == {0: {"SNAPPY"}}
+    t.compact(full=True)
+    assert codecs() == {5: {"GZIP"}}
+    assert sorted(t.to_arrow()["v"].to_pylist()) == ["b", "b"]
+    appends = catalog.create_table("db.a", schema=schema, options={"file.compression.per.level": "0:snappy"})
+    appends.write_arrow(pa.table({"id": [1], "v": ["x"]}, schema=schema))
+    path = next(Path(appends.path).rglob("*.parquet"))
+    assert pq.ParquetFile(path).metadata.row_group(0).column(0).compression == "ZSTD"  # per level: primary-key files only
