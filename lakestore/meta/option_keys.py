@@ -68,7 +68,6 @@ def _refuse(why: str, *keys: str, reads: bool = False, allowed: tuple[str, ...] 
 
 
 _FALSE = ("false",)
-_EMPTY_MAP = ("", "{}")
 
 # -- ignored: runtime settings of other engines ------------------------------------------------------
 _ignore(
@@ -370,12 +369,6 @@ _refuse(
     allowed=_FALSE,
 )
 _refuse("incremental clustering (levels of append tables) is not implemented", "clustering.incremental", allowed=_FALSE)
-_refuse(
-    "files in other formats per level are not implemented (lakestore reads and writes parquet)",
-    "file.format.per.level",
-    reads=True,
-    allowed=_EMPTY_MAP,
-)
 _refuse(
     "data files without duplicated key columns (thin mode) are not implemented",
     "data-file.thin-mode",

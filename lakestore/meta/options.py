@@ -153,6 +153,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("bucket", "-1", _bucket),
         OptionSpec("bucket-key", None, _name_list),
         OptionSpec("file.format", "parquet", _choice("parquet")),
+        OptionSpec("file.format.per.level", "{}", _level_map(_choice("parquet"))),  # parquet at every level
         OptionSpec("file.compression", "zstd", _file_compression),
         OptionSpec("file.compression.zstd-level", "1", _zstd_level),
         OptionSpec("file.compression.per.level", "{}", _level_map(_file_compression)),
