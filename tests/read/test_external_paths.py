@@ -244,3 +244,20 @@ def test_lakestore_reads_compacts_and_cleans_pypaimon_external_paths(tmp_path, p
     live = {os.path.normpath(local_path(e.file.external_path)) for e in _entries(t)}
     assert set(_parquet_files(ext)) == live
     assert_same_rows(t.to_arrow(), expected, ["dt", "id"] if primary_key else ["dt", "id", "v"])
+
+
+@oracle
+def test_lakestore_reads_pypaimon_files_under_a_data_directory_with_a_prefix(tmp_path):
+    warehouse = tmp_path / "wh"
+    options = {"bucket": "1", "file.format": "parquet", "data-file.prefix": "p-", "data-file.path-directory": "dd"}
+    keys = {"primary_keys": ["dt", "id"], "partition_keys": ["dt"]}
+    oracle_write(warehouse, "db.t", _batch("a", range(5), 1.0), options=options, **keys)
+    oracle_write(warehouse, "db.t", _batch("a", range(3), 2.0), options=options, **keys)
+    t = lakestore.Catalog(str(warehouse)).get_table("db.t")
+    files = _parquet_files(t.path)
+    assert files and all("/dd/dt=a/bucket-0/p-" in p for p in files)
+    expected = oracle_read(t.path)
+    assert_same_rows(t.to_arrow(), expected, ["dt", "id"])
+    t.compact(full=True)
+    assert_same_rows(oracle_read(t.path), expected, ["dt", "id"])
+    assert all("/dd/dt=a/bucket-0/p-" in p for p in _parquet_files(t.path))  # lakestore's files too
