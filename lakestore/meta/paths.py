@@ -202,8 +202,11 @@ class DataFilePaths:
         return self._new(self.table.changelog_prefix)
 
     def new_file(self, kind: str) -> NewFile:
-        """``kind``: "data" or "changelog"."""
-        return self.new_changelog_file() if kind == "changelog" else self.new_data_file()
+        """``kind``: "data" (``data-file.prefix``) or "changelog" (``changelog-file.prefix``); any
+        other word is a literal prefix (``<kind>-``: tests tag the files of one writer)."""
+        if kind == "changelog":
+            return self.new_changelog_file()
+        return self.new_data_file() if kind == "data" else self._new(f"{kind}-")
 
     def to_path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
