@@ -117,3 +117,19 @@ def test_nested_field_ids_match_pypaimon(catalog, oracle, tmp_path):
     theirs = catalog.get_table("db.theirs").schema
     assert [f.to_json() for f in ours.fields] == [f.to_json() for f in theirs.fields]
     assert ours.highest_field_id == theirs.highest_field_id == 11
+
+
+@pytest.mark.parametrize("version", ["2.0.0", "1.4.2"])
+def test_a_row_with_every_field_null_both_ways(catalog, version):
+    """Paimon 2.0.0 and 1.4.2 keep a ROW whose fields are all null apart from a null ROW (0.9 read
+    it back as a null ROW)."""
+    java = java_oracle(version)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("r", ROW), ("rows", pa.list_(ROW))])
+    data = pa.Table.from_pylist(
+        [{"id": 1, "r": {"a": None, "b": None}, "rows": [{"a": None, "b": None}, None]}, {"id": 2, "r": None, "rows": None}], schema=schema
+    )
+    catalog.create_table("db.ours", schema=schema, primary_keys=["id"], options={"bucket": "1"}).write_arrow(data)
+    java.create_table(catalog.warehouse, "db.theirs", schema, primary_keys=["id"], options={"bucket": "1"})
+    java.write(catalog.warehouse, "db.theirs", data)
+    same(java.read(catalog.warehouse, "db.ours"), data)
+    same(catalog.get_table("db.theirs").to_arrow(), data)
