@@ -162,7 +162,7 @@ def test_functions_refuse_columns_they_cannot_aggregate(tmp_path, column, option
 @pytest.mark.oracle
 def test_paimon_java_aggregates_the_same(tmp_path):
     """Java orders merged maps, distinct collections and keyed rows by hash: compared as sets.
-    (No null ROW element in a distinct collect: Paimon Java 0.9 fails on one with a
+    (No null ROW element in a distinct collect: Paimon Java, 0.9 to 2.0.0, fails on one with a
     NullPointerException in its element equaliser.)"""
     java = java_oracle()
     catalog = lakestore.Catalog(str(tmp_path))
