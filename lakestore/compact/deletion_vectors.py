@@ -8,6 +8,10 @@ vector, and merged into the new row by engines that need the old value (partial-
 aggregation, sequence fields). Readers then read levels >= 1 with vectors applied, without
 merging. Files a compaction rewrites lose their vectors; upgraded files keep theirs.
 
+New vectors are 64-bit when the table sets ``deletion-vectors.bitmap64`` (Paimon 1.2+); a vector
+read from an index file keeps its kind when rewritten, as Paimon's ``BucketedDvMaintainer`` keeps
+a restored vector's class.
+
 One bucket has one index file: each change rewrites it whole and the old one is deleted.
 """
 
@@ -28,8 +32,9 @@ from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CompactResult
 from lakestore.meta.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorRange, IndexFileMeta
 from lakestore.meta.manifest import DataFileMeta
+from lakestore.meta.schema import SchemaManager
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.deletion_vectors import DeletionFile, IndexFile, apply_vector, index_dir, read_index_files, read_vectors
+from lakestore.read.deletion_vectors import DeletionFile, IndexFile, apply_vector, index_dir, read_index_files, read_vectors_and_kinds
 
 POSITION = "_ROW_POSITION"  # the row's position in its file, for lookups
 
@@ -46,6 +51,8 @@ class DeletionVectorsMaintainer:
         bucket: int,
         vectors: dict[str, np.ndarray],
         index_files: list[IndexFile],
+        bitmap64: bool = False,
+        kinds: dict[str, bool] | None = None,
     ) -> None:
         self.file_io = file_io
         self.table_path = table_path
@@ -53,6 +60,8 @@ class DeletionVectorsMaintainer:
         self.bucket = bucket
         self._vectors = vectors
         self._index_files = index_files
+        self.bitmap64 = bitmap64
+        self._kinds = dict(kinds or {})  # data file -> whether its vector is 64-bit (restored ones)
         self._modified = False
         self._written: list[str] = []
         self._prefix = f"index-{uuid.uuid4()}"
@@ -60,17 +69,36 @@ class DeletionVectorsMaintainer:
 
     @classmethod
     def restore(
-        cls, file_io: FileIO, table_path: str, snapshot: Snapshot | None, *, partition: bytes, bucket: int
+        cls,
+        file_io: FileIO,
+        table_path: str,
+        snapshot: Snapshot | None,
+        *,
+        partition: bytes,
+        bucket: int,
+        bitmap64: bool | None = None,
     ) -> DeletionVectorsMaintainer:
+        """The bucket's vectors as of ``snapshot``. New vectors are 64-bit when ``bitmap64``
+        (``deletion-vectors.bitmap64``; None: as the table's latest schema sets it)."""
         index_files = [f for f in read_index_files(file_io, table_path, snapshot) if f.partition == partition and f.bucket == bucket]
-        where = {name: DeletionFile(f.file_name, offset, length) for f in index_files for name, offset, length in f.ranges}
+        where = {
+            name: DeletionFile(f.file_name, offset, length, external_path=f.external_path)
+            for f in index_files
+            for name, offset, length in f.ranges
+        }
+        read = read_vectors_and_kinds(file_io, table_path, where)
+        if bitmap64 is None:
+            latest = SchemaManager(file_io, table_path).latest()
+            bitmap64 = latest is not None and bool(latest.core_options().get("deletion-vectors.bitmap64"))
         return cls(
             file_io,
             table_path,
             partition=partition,
             bucket=bucket,
-            vectors=read_vectors(file_io, table_path, where),
+            vectors={name: positions for name, (positions, _) in read.items()},
             index_files=index_files,
+            bitmap64=bitmap64,
+            kinds={name: wide for name, (_, wide) in read.items()},
         )
 
     def vector(self, file_name: str) -> np.ndarray | None:
@@ -84,12 +112,14 @@ class DeletionVectorsMaintainer:
         if not len(positions):
             return
         old = self._vectors.get(file_name)
-        merged = sorted_unique(positions.astype(np.uint32) if old is None else np.concatenate([old, positions.astype(np.uint32)]))
+        merged = sorted_unique(positions if old is None else np.concatenate([old.astype(np.int64), positions.astype(np.int64)]))
+        merged = merged.astype(np.uint32 if not len(merged) or int(merged[-1]) <= 0xFFFFFFFF else np.uint64)
         if old is None or len(merged) != len(old):
             self._vectors[file_name] = merged
             self._modified = True
 
     def remove(self, file_name: str) -> None:
+        self._kinds.pop(file_name, None)
         if self._vectors.pop(file_name, None) is not None:
             self._modified = True
 
@@ -97,6 +127,7 @@ class DeletionVectorsMaintainer:
         """Start from no vectors and no index files: an overwrite replaces the bucket's files,
         and its commit retires their index files."""
         self._vectors.clear()
+        self._kinds.clear()
         self._index_files = []
         self._modified = False
 
@@ -112,7 +143,7 @@ class DeletionVectorsMaintainer:
         replaced, self._index_files = self._index_files, []
         live = {name: positions for name, positions in sorted(self._vectors.items()) if len(positions)}
         if live:
-            data, ranges = encode_index_file(live)
+            data, ranges = encode_index_file(live, bitmap64=self.bitmap64, kinds=self._kinds)
             name = f"{self._prefix}-{next(self._counter)}"
             path = f"{index_dir(self.table_path)}/{name}"
             self.file_io.write_bytes(path, data)
@@ -120,6 +151,8 @@ class DeletionVectorsMaintainer:
             written = IndexFile(
                 self.partition, self.bucket, name, len(data), len(ranges), tuple((r.data_file, r.offset, r.length) for r in ranges)
             )
+            # what was written keeps its kind in later rewrites by this maintainer
+            self._kinds.update((r.data_file, r.bitmap64) for r in ranges)
             self._index_files = [written]
         return list(self._index_files), replaced
 

@@ -1,5 +1,6 @@
-"""Index manifests: written as Paimon 0.9's Java core writes them, combined per commit from the
-index files commit messages add and retire, carried forward by commits that change none."""
+"""Index manifests: written as Paimon 2.0's Java core writes them (0.9's record plus
+``_CARDINALITY``, ``_EXTERNAL_PATH``, ``_GLOBAL_INDEX``; zstd), combined per commit from the index
+files commit messages add and retire, carried forward by commits that change none."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from lakestore.meta.index_manifest import (
     DELETION_VECTORS_INDEX,
     HASH_INDEX,
     DeletionVectorRange,
+    GlobalIndexMeta,
     IndexFileMeta,
     IndexManifestEntry,
     combine,
@@ -29,8 +31,77 @@ SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 PARTITION = b"\x00" * 8  # the empty BinaryRow of an unpartitioned table
 
 
-def dv_file(name: str, data_file: str) -> IndexFileMeta:
-    return IndexFileMeta(DELETION_VECTORS_INDEX, name, 31, 1, (DeletionVectorRange(data_file, 1, 22),))
+def dv_file(name: str, data_file: str, cardinality: int | None = 3) -> IndexFileMeta:
+    return IndexFileMeta(DELETION_VECTORS_INDEX, name, 31, 1, (DeletionVectorRange(data_file, 1, 22, cardinality),))
+
+
+# Paimon 2.0's IndexManifestEntry through its Avro converter (IndexManifestEntrySerializer, version 1)
+JAVA_2_SCHEMA = {
+    "type": "record",
+    "name": "org.apache.paimon.avro.generated.record",
+    "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_KIND", "type": "int"},
+        {"name": "_PARTITION", "type": "bytes"},
+        {"name": "_BUCKET", "type": "int"},
+        {"name": "_INDEX_TYPE", "type": "string"},
+        {"name": "_FILE_NAME", "type": "string"},
+        {"name": "_FILE_SIZE", "type": "long"},
+        {"name": "_ROW_COUNT", "type": "long"},
+        {
+            "default": None,
+            "name": "_DELETIONS_VECTORS_RANGES",
+            "type": [
+                "null",
+                {
+                    "type": "array",
+                    "items": [
+                        "null",
+                        {
+                            "type": "record",
+                            "name": "org.apache.paimon.avro.generated.record__DELETIONS_VECTORS_RANGES",
+                            "fields": [
+                                {"name": "f0", "type": "string"},
+                                {"name": "f1", "type": "int"},
+                                {"name": "f2", "type": "int"},
+                                {"default": None, "name": "_CARDINALITY", "type": ["null", "long"]},
+                            ],
+                        },
+                    ],
+                },
+            ],
+        },
+        {"default": None, "name": "_EXTERNAL_PATH", "type": ["null", "string"]},
+        {
+            "default": None,
+            "name": "_GLOBAL_INDEX",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "org.apache.paimon.avro.generated.record__GLOBAL_INDEX",
+                    "fields": [
+                        {"name": "_ROW_RANGE_START", "type": "long"},
+                        {"name": "_ROW_RANGE_END", "type": "long"},
+                        {"name": "_INDEX_FIELD_ID", "type": "int"},
+                        {"default": None, "name": "_EXTRA_FIELD_IDS", "type": ["null", {"type": "array", "items": "int"}]},
+                        {"default": None, "name": "_INDEX_META", "type": ["null", "bytes"]},
+                        {"default": None, "name": "_SOURCE_META", "type": ["null", "bytes"]},
+                    ],
+                },
+            ],
+        },
+    ],
+}
+
+
+def _canonical(schema: object) -> object:
+    """A writer schema without fastavro's additions, keys sorted, for comparison."""
+    if isinstance(schema, dict):
+        return {k: _canonical(v) for k, v in sorted(schema.items()) if k != "__fastavro_parsed" and k != "__named_schemas"}
+    if isinstance(schema, list):
+        return [_canonical(v) for v in schema]
+    return schema
 
 
 def test_index_manifest_layout_is_javas(tmp_path):
@@ -40,14 +111,63 @@ def test_index_manifest_layout_is_javas(tmp_path):
     with open(tmp_path / "manifest" / name, "rb") as fh:
         reader = fastavro.reader(fh)
         schema = reader.writer_schema
+        codec = reader.codec
         records = list(reader)
-    # Paimon 0.9's field names and order, a plain record at the top (no null union)
-    assert schema["name"] == "org.apache.paimon.avro.generated.record"
-    assert [f["name"] for f in schema["fields"]] == [
-        "_VERSION", "_KIND", "_PARTITION", "_BUCKET", "_INDEX_TYPE", "_FILE_NAME", "_FILE_SIZE", "_ROW_COUNT", "_DELETIONS_VECTORS_RANGES",
-    ]  # fmt: skip
-    assert records[0]["_DELETIONS_VECTORS_RANGES"] == [{"f0": "data-1.parquet", "f1": 1, "f2": 22}]
+    # Paimon 2.0's record, field for field, a plain record at the top (no null union), zstd
+    assert _canonical(schema) == _canonical(JAVA_2_SCHEMA)
+    assert codec == "zstandard"
+    assert records[0]["_DELETIONS_VECTORS_RANGES"] == [{"f0": "data-1.parquet", "f1": 1, "f2": 22, "_CARDINALITY": 3}]
+    assert records[0]["_EXTERNAL_PATH"] is None and records[0]["_GLOBAL_INDEX"] is None
     assert read_index_manifest(LocalFileIO(), str(tmp_path), name) == entries
+
+
+def test_fields_of_later_versions_are_carried_unchanged(tmp_path):
+    """Entries another engine wrote keep their external path and global index when lakestore
+    rewrites the manifest; Paimon 0.9's records (no cardinality) still read."""
+    global_index = GlobalIndexMeta(0, 99, 3, (4, 5), b"meta", None)
+    foreign = IndexManifestEntry(
+        0, PARTITION, 0, IndexFileMeta("BTREE", "index-g-0", 10, 100, None, "s3://bucket/t/index/index-g-0", global_index)
+    )
+    old = IndexManifestEntry(0, PARTITION, 1, dv_file("index-o-0", "data-2.parquet", cardinality=None))
+    name = write_index_manifest(LocalFileIO(), str(tmp_path), combine([foreign, old], [], []))
+    assert read_index_manifest(LocalFileIO(), str(tmp_path), name) == [foreign, old]
+    # a 0.9 record (no _CARDINALITY, _EXTERNAL_PATH, _GLOBAL_INDEX) reads with nulls
+    legacy = fastavro.parse_schema(
+        {
+            "type": "record",
+            "name": "org.apache.paimon.avro.generated.record",
+            "fields": [f for f in JAVA_2_SCHEMA["fields"] if f["name"] not in ("_EXTERNAL_PATH", "_GLOBAL_INDEX")][:8]
+            + [
+                {
+                    "name": "_DELETIONS_VECTORS_RANGES",
+                    "type": [
+                        "null",
+                        {
+                            "type": "array",
+                            "items": [
+                                "null",
+                                {
+                                    "type": "record",
+                                    "name": "org.apache.paimon.avro.generated.record__DELETIONS_VECTORS_RANGES",
+                                    "fields": [
+                                        {"name": "f0", "type": "string"},
+                                        {"name": "f1", "type": "int"},
+                                        {"name": "f2", "type": "int"},
+                                    ],
+                                },
+                            ],
+                        },
+                    ],
+                    "default": None,
+                }
+            ],
+        }
+    )
+    record = {k: v for k, v in old.to_avro().items() if k not in ("_EXTERNAL_PATH", "_GLOBAL_INDEX")}
+    record["_DELETIONS_VECTORS_RANGES"] = [{"f0": "data-2.parquet", "f1": 1, "f2": 22}]
+    with open(tmp_path / "manifest" / "index-manifest-legacy-0", "wb") as fh:
+        fastavro.writer(fh, legacy, [record])
+    assert read_index_manifest(LocalFileIO(), str(tmp_path), "index-manifest-legacy-0") == [old]
 
 
 def test_combine_replaces_a_buckets_vectors_and_drops_deleted_files():
