@@ -261,3 +261,26 @@ def test_lakestore_reads_pypaimon_files_under_a_data_directory_with_a_prefix(tmp
     t.compact(full=True)
     assert_same_rows(oracle_read(t.path), expected, ["dt", "id"])
     assert all("/dd/dt=a/bucket-0/p-" in p for p in _parquet_files(t.path))  # lakestore's files too
+
+
+def test_orphan_cleanup_lists_the_external_bucket_directories_only(catalog, tmp_path):
+    ext = tmp_path / "ext"
+    t = catalog.create_table(
+        "db.t",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["dt", "id"],
+        options={"bucket": "1", "data-file.external-paths": f"file://{ext}", "data-file.external-paths.strategy": "round-robin"},
+    )
+    t.write_arrow(_batch("a", [1, 2], 1.0))
+    stray = ext / "dt=a" / "bucket-0" / "data-stray-0.parquet"
+    unrelated = ext / "someone-else" / "file.parquet"  # the root may hold other things: never touched
+    for path in (stray, unrelated):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"junk")
+        old = time.time() - 3 * 86400
+        os.utime(path, (old, old))
+    done = t.remove_orphan_files()
+    assert done.deleted == (str(stray),)
+    assert not stray.exists() and unrelated.exists()
+    assert t.to_arrow().num_rows == 2
