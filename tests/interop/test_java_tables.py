@@ -195,3 +195,25 @@ def test_overwrite_without_a_partition_replaces_only_the_partitions_written(java
     expected = java.read(warehouse, "db.ref")
     assert sorted(expected["dt"].to_pylist()) == ["a", "b"]
     same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])
+
+
+def test_a_commit_user_s_identifiers_land_once_across_engines(java_any, catalog, warehouse):
+    """A streaming writer's (commit user, identifier) commits once whichever engine retries it:
+    Paimon's filterAndCommit skips an identifier lakestore committed, and lakestore's commit
+    returns the snapshot Paimon committed."""
+    table = catalog.create_table("db.t", schema=PK, primary_keys=["id"], options={"bucket": "2"})
+    write = table.new_write(commit_user="job")
+    write.write_arrow(pk_rows([1], "l"))
+    table.new_commit(commit_user="job").commit(write.prepare_commit(), commit_identifier=7)
+    java_any.write(warehouse, "db.t", pk_rows([2], "j"), commit_user="job", commit_identifier=7)  # a retry: skipped
+    java_any.write(warehouse, "db.t", pk_rows([3], "j"), commit_user="job", commit_identifier=8)
+    assert [(s["commit_user"], s["commit_identifier"]) for s in java_any.snapshots(warehouse, "db.t")] == [("job", 7), ("job", 8)]
+    table = catalog.get_table("db.t")
+    landed = table.find_commit("job", 8)
+    assert landed is not None and landed.id == 2
+    write = table.new_write(commit_user="job")
+    write.write_arrow(pk_rows([4], "l"))
+    assert [s.id for s in table.new_commit(commit_user="job").commit(write.prepare_commit(), commit_identifier=8)] == [2]
+    expected = pa.concat_tables([pk_rows([1], "l"), pk_rows([3], "j")])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+    same_rows(java_any.read(warehouse, "db.t"), expected, ["id"])
