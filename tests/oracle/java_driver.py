@@ -74,7 +74,7 @@ def _ensure_compiled(version: str) -> None:
     stamp = JARS / f"oracle-{version}" / ".sources"
     with _compile_lock:
         current = stamp.read_text().strip() if stamp.exists() else None
-        if current != _sources_digest() and shutil.which("javac") and shutil.which("mvn"):
+        if current != _sources_digest() and shutil.which("javac"):
             subprocess.run(["bash", str(REPO_ROOT / "scripts" / "install_jars.sh")], cwd=REPO_ROOT, check=False, capture_output=True)
 
 
@@ -378,9 +378,9 @@ def _parse(tok: list[str], i: int) -> tuple[pa.DataType, bool, int]:
     elif name in ("TIMESTAMP", "TIMESTAMP_LTZ"):
         precision = params[0] if params else 6
         tz = "UTC" if name == "TIMESTAMP_LTZ" else None
-        if tok[i : i + 4] and [x.upper() for x in tok[i : i + 4]] == ["WITH", "LOCAL", "TIME", "ZONE"]:
+        if [x.upper() for x in tok[i : i + 4]] == ["WITH", "LOCAL", "TIME", "ZONE"]:
             tz, i = "UTC", i + 4
-        elif tok[i : i + 3] and [x.upper() for x in tok[i : i + 3]] == ["WITHOUT", "TIME", "ZONE"]:
+        elif [x.upper() for x in tok[i : i + 3]] == ["WITHOUT", "TIME", "ZONE"]:
             i += 3
         t = pa.timestamp("ms" if precision <= 3 else "us" if precision <= 6 else "ns", tz=tz)
     elif name == "TIME":
@@ -409,7 +409,7 @@ def _parse(tok: list[str], i: int) -> tuple[pa.DataType, bool, int]:
             raise ValueError(f"the Java oracle driver does not read Paimon {name} columns")
         t = simple[name]
     nullable = True
-    if i + 1 < len(tok) + 1 and tok[i : i + 2] and [x.upper() for x in tok[i : i + 2]] == ["NOT", "NULL"]:
+    if [x.upper() for x in tok[i : i + 2]] == ["NOT", "NULL"]:
         nullable, i = False, i + 2
     elif i < len(tok) and tok[i].upper() == "NULL":
         i += 1
