@@ -8,7 +8,18 @@ The fields of a nested ROW carry ids from the table's id sequence (they count to
 ``highestFieldId``).
 
 Arrow mapping: ARRAY -> list, MAP -> map, MULTISET -> map<element, INT NOT NULL> (Paimon's
-representation: element -> count), ROW -> struct.
+representation: element -> count), ROW -> struct, VECTOR (Paimon 1.4: a fixed number of
+non-null numbers or booleans, ``{"type": "VECTOR", "element": "FLOAT", "length": 3}``, stored
+in Parquet as a list) -> fixed_size_list.
+
+Types of later Paimon versions without a faithful Arrow type are parsed, so a table using them
+is refused by name (``UnsupportedPaimonTypeError``, an ``UnsupportedTableError``) rather than
+taken for a corrupt schema: VARIANT (1.1; Parquet group of value and metadata bytes, no Arrow
+type) and BLOB (1.4; its values live in separate ``.blob`` files, not in the data files).
+
+A field may carry ``defaultValue`` (Paimon 1.2): a SQL literal Paimon's writers put in place of
+a null written to that column (``TableWriteImpl``); readers never apply it, so files without the
+column read null.
 """
 
 from __future__ import annotations
@@ -20,11 +31,23 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakestore.errors import UnsupportedTypeError
+from lakestore.errors import UnsupportedTableError, UnsupportedTypeError
 
 _INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 _MAX_CHAR_LENGTH = 2147483647
-NESTED_ROOTS = ("ARRAY", "MAP", "MULTISET", "ROW")
+NESTED_ROOTS = ("ARRAY", "MAP", "MULTISET", "ROW", "VECTOR")
+# Paimon types lakestore parses but cannot read or write (no faithful Arrow type, or values
+# outside the data files), with the Paimon version that introduced them and why
+UNSUPPORTED_ROOTS = {
+    "VARIANT": "Paimon 1.1's semi-structured VARIANT has no Arrow type",
+    "BLOB": "Paimon 1.4's BLOB values are kept in separate .blob files",
+}
+_VECTOR_ELEMENTS = ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE")
+
+
+class UnsupportedPaimonTypeError(UnsupportedTableError, UnsupportedTypeError):
+    """A table's column has a Paimon type lakestore cannot read or write (VARIANT, BLOB): the
+    table is refused by name, it is not corrupt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +60,8 @@ class DataType:
     nullable: bool = True
     precision: int | None = None  # DECIMAL precision, TIMESTAMP precision
     scale: int | None = None  # DECIMAL scale
-    length: int | None = None  # CHAR/VARCHAR/BINARY/VARBINARY length
-    element: DataType | None = None  # ARRAY, MULTISET
+    length: int | None = None  # CHAR/VARCHAR/BINARY/VARBINARY length, VECTOR dimension
+    element: DataType | None = None  # ARRAY, MULTISET, VECTOR
     key: DataType | None = None  # MAP
     value: DataType | None = None  # MAP
     fields: tuple[DataField, ...] = ()  # ROW
@@ -56,6 +79,14 @@ class DataType:
         return cls("MULTISET", nullable, element=element)
 
     @classmethod
+    def vector(cls, element: DataType, length: int, *, nullable: bool = True) -> DataType:
+        if element.root not in _VECTOR_ELEMENTS:
+            raise UnsupportedTypeError(f"invalid VECTOR element type {element}")
+        if length < 1:
+            raise UnsupportedTypeError(f"invalid VECTOR length {length}")
+        return cls("VECTOR", nullable, length=length, element=element)
+
+    @classmethod
     def map(cls, key: DataType, value: DataType, *, nullable: bool = True) -> DataType:
         return cls("MAP", nullable, key=key, value=value)
 
@@ -68,7 +99,7 @@ class DataType:
         return self.root in NESTED_ROOTS
 
     def children(self) -> tuple[DataType, ...]:
-        if self.root in ("ARRAY", "MULTISET"):
+        if self.root in ("ARRAY", "MULTISET", "VECTOR"):
             assert self.element is not None
             return (self.element,)
         if self.root == "MAP":
@@ -148,9 +179,11 @@ class DataType:
 
     def _nested_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.root if self.nullable else f"{self.root} NOT NULL"}
-        if self.root in ("ARRAY", "MULTISET"):
+        if self.root in ("ARRAY", "MULTISET", "VECTOR"):
             assert self.element is not None
             out["element"] = self.element.to_paimon()
+            if self.root == "VECTOR":
+                out["length"] = self.length
         elif self.root == "MAP":
             assert self.key is not None and self.value is not None
             out["key"] = self.key.to_paimon()
@@ -170,6 +203,9 @@ class DataType:
             return f"MAP<{self.key._sql()}, {self.value._sql()}>{suffix}"
         if root == "ROW":
             return "ROW<" + ", ".join(f"{f.name} {f.type._sql()}" for f in self.fields) + f">{suffix}"
+        if root == "VECTOR":
+            assert self.element is not None
+            return f"VECTOR<{self.element._sql()}, {self.length}>{suffix}"
         if root == "VARCHAR":
             text = "STRING" if self.length == _MAX_CHAR_LENGTH else f"VARCHAR({self.length})"
         elif root == "VARBINARY":
@@ -190,6 +226,8 @@ class DataType:
 
     def to_arrow(self) -> pa.DataType:
         root = self.root
+        if root in UNSUPPORTED_ROOTS:
+            raise UnsupportedPaimonTypeError(f"type {self} is not supported by lakestore ({UNSUPPORTED_ROOTS[root]})")
         if self.is_nested:
             return self._nested_arrow()
         simple = {
@@ -218,6 +256,9 @@ class DataType:
         raise UnsupportedTypeError(f"type {self} has no Arrow mapping")
 
     def _nested_arrow(self) -> pa.DataType:
+        if self.root == "VECTOR":
+            assert self.element is not None and self.length is not None
+            return pa.list_(pa.field("element", self.element.to_arrow(), nullable=self.element.nullable), self.length)
         if self.root == "ARRAY":
             assert self.element is not None
             return pa.list_(pa.field("item", self.element.to_arrow(), nullable=self.element.nullable))
@@ -244,11 +285,14 @@ class DataField:
     name: str
     type: DataType
     description: str | None = None
+    default_value: str | None = None  # Paimon 1.2's defaultValue: a SQL literal writers put for nulls
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_paimon()}
         if self.description is not None:
             out["description"] = self.description
+        if self.default_value is not None:
+            out["defaultValue"] = self.default_value
         return out
 
     def arrow_field(self) -> pa.Field:
@@ -313,6 +357,8 @@ def parse_type(text: Any) -> DataType:
         return DataType("TIMESTAMP", nullable, precision=6 if first is None else first)
     if name == "TIME":
         return DataType("TIME", nullable, precision=0 if first is None else first)
+    if name in UNSUPPORTED_ROOTS and first is None:
+        return DataType(name, nullable)
     raise UnsupportedTypeError(f"type {text!r} is not supported by lakestore")
 
 
@@ -328,6 +374,11 @@ def _parse_nested(doc: dict[str, Any]) -> DataType:
         nullable = doc["nullable"]
     if root in ("ARRAY", "MULTISET"):
         return DataType(root, nullable, element=parse_type(doc["element"]))
+    if root == "VECTOR":
+        length = doc["length"]
+        if isinstance(length, bool) or not isinstance(length, int):
+            raise ValueError(f"VECTOR length is not an integer: {doc!r}")
+        return DataType.vector(parse_type(doc["element"]), length, nullable=nullable)
     if root == "MAP":
         return DataType.map(parse_type(doc["key"]), parse_type(doc["value"]), nullable=nullable)
     if root == "ROW":
@@ -336,12 +387,14 @@ def _parse_nested(doc: dict[str, Any]) -> DataType:
             raise ValueError(f"ROW fields are not a list: {doc!r}")
         fields = []
         for f in raw_fields:
-            field_id, name, description = f["id"], f["name"], f.get("description")
+            field_id, name, description, default = f["id"], f["name"], f.get("description"), f.get("defaultValue")
             if isinstance(field_id, bool) or not isinstance(field_id, int) or not isinstance(name, str):
                 raise ValueError(f"invalid ROW field {f!r}")
             if description is not None and not isinstance(description, str):
                 raise ValueError(f"invalid ROW field description {f!r}")
-            fields.append(DataField(field_id, name, parse_type(f["type"]), description))
+            if default is not None and not isinstance(default, str):
+                raise ValueError(f"invalid ROW field defaultValue {f!r}")
+            fields.append(DataField(field_id, name, parse_type(f["type"]), description, default))
         if len({f.name for f in fields}) != len(fields):
             raise ValueError(f"duplicate ROW field names in {doc!r}")
         return DataType.row(fields, nullable=nullable)
@@ -377,6 +430,9 @@ def from_arrow(arrow_type: pa.DataType, *, nullable: bool = True) -> DataType:
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         item = t.value_field
         return DataType.array(from_arrow(item.type, nullable=item.nullable), nullable=nullable)
+    if pa.types.is_fixed_size_list(t):
+        item = t.value_field
+        return DataType.vector(from_arrow(item.type, nullable=item.nullable), t.list_size, nullable=nullable)
     if pa.types.is_map(t):
         # A map key is never null in Paimon (nor in Arrow).
         key, item = t.key_field, t.item_field

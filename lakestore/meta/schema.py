@@ -11,8 +11,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakestore.errors import CorruptMetadataError, LakestoreError, OptionError, SchemaMismatchError, UnsupportedTypeError
-from lakestore.format.types import DataField, DataType, from_arrow, parse_type
+from lakestore.errors import (
+    CorruptMetadataError,
+    LakestoreError,
+    OptionError,
+    SchemaMismatchError,
+    UnsupportedTableError,
+    UnsupportedTypeError,
+)
+from lakestore.format.types import UNSUPPORTED_ROOTS, DataField, DataType, UnsupportedPaimonTypeError, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
 
@@ -65,9 +72,41 @@ class TableSchema:
 
     def require_supported(self, operation: str, *, table: str) -> None:
         """Refuse ``operation`` ("read", "write", "compact", "expire"...) by name when the table
-        uses options lakestore cannot honour for it (see ``options.unsupported``)."""
+        uses options lakestore cannot honour for it (see ``options.unsupported``), column types
+        it cannot read or write (VARIANT, BLOB: every operation that reads or writes rows), or,
+        for writes, column default values (Paimon's writers put a column's ``defaultValue`` in
+        place of a written null; lakestore's do not)."""
         unsupported = opts.unsupported(self.options, primary_keys=self.primary_keys, partition_keys=self.partition_keys)
         opts.require_supported(unsupported, operation=operation, table=table)
+        if operation in _ROW_OPERATIONS:
+            for name, dtype in self._unsupported_types():
+                raise UnsupportedPaimonTypeError(
+                    f"cannot {operation} table {table}: column {name!r} has type {dtype}, which lakestore does not support"
+                    f" ({UNSUPPORTED_ROOTS[dtype.root]})"
+                )
+        if operation == "write":
+            defaults = [f.name for f in self.fields if f.default_value is not None] + [
+                n.name for f in self.fields for n in f.type.nested_fields() if n.default_value is not None
+            ]
+            if defaults:
+                raise UnsupportedTableError(
+                    f"cannot write table {table}: columns {defaults} have a default value (Paimon 1.2's defaultValue), which"
+                    " Paimon's writers put in place of written nulls; lakestore's writers do not"
+                )
+
+    def _unsupported_types(self) -> list[tuple[str, DataType]]:
+        """(column, type) of every column or nested field whose type lakestore cannot handle."""
+        out = []
+        for f in self.fields:
+            for dtype in _walk(f.type):
+                if dtype.root in UNSUPPORTED_ROOTS:
+                    out.append((f.name, dtype))
+        return out
+
+    @property
+    def default_values(self) -> dict[str, str]:
+        """Column name -> Paimon 1.2's ``defaultValue`` (SQL literal), for columns that have one."""
+        return {f.name: f.default_value for f in self.fields if f.default_value is not None}
 
     # -- JSON ---------------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -93,7 +132,13 @@ class TableSchema:
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
             fields = tuple(
-                DataField(_json_int(f, "id"), _json_str(f, "name"), _field_type(f, source), _json_opt_str(f, "description"))
+                DataField(
+                    _json_int(f, "id"),
+                    _json_str(f, "name"),
+                    _field_type(f, source),
+                    _json_opt_str(f, "description"),
+                    _json_opt_str(f, "defaultValue"),
+                )
                 for f in _json_list(doc, "fields")
             )
             options = doc["options"]
@@ -128,6 +173,18 @@ class TableSchema:
         except (ValueError, KeyError, TypeError, AttributeError, LakestoreError) as exc:
             raise CorruptMetadataError(source, f"invalid schema JSON: {exc!r}") from exc
         return schema
+
+
+# operations that read or write rows (maintenance only moves files the manifests list)
+_ROW_OPERATIONS = frozenset({"read", "write", "compact", "commit to"})
+
+
+def _walk(dtype: DataType) -> list[DataType]:
+    """A type and every type inside it."""
+    out = [dtype]
+    for child in dtype.children():
+        out.extend(_walk(child))
+    return out
 
 
 def _field_type(doc: dict[str, Any], source: str) -> DataType:
