@@ -345,6 +345,24 @@ def cmd_remove_orphans(args: argparse.Namespace) -> Any:
     return {"dry_run": result.dry_run, "files": list(result.deleted), "count": len(result.deleted), "bytes": result.bytes}
 
 
+def cmd_check(args: argparse.Namespace) -> Any:
+    table = _table(args)
+    result = table.check()
+    if not result.ok:
+        args.exit_code = EXIT_ERROR
+    commits = [
+        {"manifest_list": c.manifest_list, "files": len(c.data_files), "rows": c.row_count, "written": _fmt_time(c.modified_ms)}
+        for c in result.unreferenced_commits
+    ]
+    note = (
+        "ok: every commit's files are referenced by a snapshot"
+        if result.ok
+        else "commits whose rows no snapshot holds (replaced by another engine's publish, crashed, or still running); "
+        "tables shared with Paimon Java on a local file system need the catalog lock (lock.enabled) in both engines"
+    )
+    return {"snapshots": result.snapshots, "unreferenced_commits": commits, "note": note}
+
+
 # -- parser ------------------------------------------------------------------------------------
 def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
     """-w/--json/-q, accepted before and after the command. The command's copies default to
@@ -418,6 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rollback", cmd_rollback, "roll the table back to a snapshot or tag")
     p.add_argument("--snapshot", type=int)
     p.add_argument("--tag")
+    add("check", cmd_check, "find commits whose rows no snapshot holds (exit 1 when any)")
     p = add("remove-orphans", cmd_remove_orphans, "delete files nothing references")
     p.add_argument("--older-than", default="1 d", help="only files older than this (default '1 d')")
     p.add_argument("--dry-run", action="store_true")
@@ -473,7 +492,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lakestore: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     _print(args, result)
-    return EXIT_OK
+    return int(getattr(args, "exit_code", EXIT_OK))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
 from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward
+from lakestore.lifecycle.check import TableCheck, check_table
 from lakestore.lifecycle.expire import ExpireResult, expire_snapshots
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
@@ -467,6 +468,12 @@ class Table:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``
         (epoch millis; default: one day ago). Returns an ``OrphanResult``."""
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+
+    def check(self) -> TableCheck:
+        """Commits whose rows no snapshot holds: manifest lists nothing references and the data
+        files they add (a commit replaced by another engine's publish, crashed, or in flight).
+        Reads only. Raises ``UnsupportedTableError`` for tables lakestore cannot read."""
+        return check_table(self)
 
     def _tags(self) -> TagManager:
         return TagManager(self)

@@ -5,7 +5,7 @@
 #                        Flink connector (whose Flink classes stay unloaded unless Flink runs it).
 #   .jars/paimon-1.4.2/  paimon-bundle 1.4.2, the last 1.x.
 #   .jars/lib/           what both need beside them: Hadoop's client, Jackson (the oracle's JSON),
-#                        SLF4J.
+#                        SLF4J, the SQLite and PostgreSQL JDBC drivers (Paimon's JDBC catalog and lock).
 # then compiles the oracle program (tests/oracle/java) once per Paimon version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,8 @@ for coords in \
     com.fasterxml.jackson.core:jackson-core:2.18.2 \
     com.fasterxml.jackson.core:jackson-annotations:2.18.2 \
     org.slf4j:slf4j-api:2.0.16 \
+    org.xerial:sqlite-jdbc:3.50.3.0 \
+    org.postgresql:postgresql:42.7.14 \
     org.slf4j:slf4j-nop:2.0.16; do
     fetch "$coords" "$JARS/lib"
 done

@@ -9,6 +9,8 @@ import os
 
 import pytest
 
+from tests.postgres import postgres  # noqa: F401 - the session's PostgreSQL server, a fixture
+
 REQUIRE_ALL = os.environ.get("LAKESTORE_REQUIRE_ALL") == "1"
 NOT_APPLICABLE = "not applicable"
 

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, LakestoreError
 from lakestore.format.binary_row import decode_row
@@ -261,6 +261,7 @@ class TableCommit:
         properties: Mapping[str, str] | None,
     ) -> Snapshot:
         retries = self.options.commit_max_retries
+        overtaken = False  # a snapshot this commit published was replaced by another engine's
         for attempt in range(retries + 1):
             if identifier != BATCH_COMMIT_IDENTIFIER or attempt > 0:
                 landed = self.snapshots.find_committed(
@@ -269,6 +270,9 @@ class TableCommit:
                 if landed is not None:
                     return landed
             latest = self.snapshots.latest()
+            if overtaken and kind != "OVERWRITE" and _adds_live(self.manifests, latest, changes):
+                # a writer built on the replaced snapshot before it was replaced: its files live on
+                return cast(Snapshot, latest)
             delta = list(changes)
             base_live = live_entries(self.manifests, latest) if kind == "OVERWRITE" else self._touched_live(latest, delta)
             live_index: list[IndexManifestEntry] = []
@@ -302,7 +306,21 @@ class TableCommit:
                 with contextlib.suppress(OSError):  # the snapshot landed; LATEST is a hint readers verify
                     self.snapshots.write_latest_hint(snapshot.id)
                 self._hook("after-hint")
-                return snapshot
+                if _still_published(self.snapshots, snapshot):
+                    return snapshot
+                # Another engine's publish replaced ours (Paimon Java's local rename checks and moves
+                # under a lock of its own process only). Retry on top of its snapshot; keep what
+                # this attempt wrote: a writer may have read the replaced snapshot already.
+                _log.warning(
+                    "snapshot %d of %s was replaced by another writer (%s) right after %s published it; committing again. "
+                    "Share the catalog lock (lock.enabled) with every engine that commits to this table",
+                    snapshot.id,
+                    self.table_path,
+                    _commit_user_of(self.snapshots, snapshot.id),
+                    self.commit_user,
+                )
+                overtaken = True
+                continue
             for name in written.manifests:  # provably not referenced: another snapshot took the id
                 self.manifests.delete(name)
             self._backoff(attempt)
@@ -495,3 +513,28 @@ def _without_value_stats(entry: ManifestEntry) -> ManifestEntry:
     identifier (what cancels the ADD) is unchanged."""
     f = replace(entry.file, value_stats=EMPTY_STATS, value_stats_cols=())
     return replace(entry, file=f)
+
+
+def _still_published(snapshots: SnapshotManager, snapshot: Snapshot) -> bool:
+    """Whether ``snapshot-N`` is still the one this commit published (its manifest lists carry
+    names no other commit uses)."""
+    try:
+        current = snapshots.get(snapshot.id)
+    except (LakestoreError, OSError):
+        return True  # unverifiable now: the publish itself succeeded, and a landed commit is never reported failed
+    return current.commit_user == snapshot.commit_user and current.delta_manifest_list == snapshot.delta_manifest_list
+
+
+def _commit_user_of(snapshots: SnapshotManager, snapshot_id: int) -> str:
+    try:
+        return snapshots.get(snapshot_id).commit_user
+    except (LakestoreError, OSError):
+        return "unknown"
+
+
+def _adds_live(manifests: ManifestStore, latest: Snapshot | None, changes: Sequence[ManifestEntry]) -> bool:
+    """Whether the files ``changes`` adds are already live in ``latest``."""
+    added = {e.file.file_name for e in changes if e.kind == ADD}
+    if latest is None or not added:
+        return False
+    return any(e.file.file_name in added for e in live_entries(manifests, latest))

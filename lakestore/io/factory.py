@@ -9,18 +9,24 @@ from collections.abc import Mapping
 from lakestore.errors import OptionError
 from lakestore.io.fileio import FileIO, LocalFileIO, uri_scheme
 from lakestore.io.fileio import local_path as local_path  # re-exported: callers import it from here
+from lakestore.io.lock import JdbcCatalogLock, lock_enabled
+from lakestore.io.locked import LockedLocalFileIO
 from lakestore.io.s3 import S3FileIO
 
 
 def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
     """``s3://``/``s3a://`` -> ``S3FileIO`` configured from ``options`` (then the AWS_* environment);
-    a local path or ``file://`` -> ``LocalFileIO`` (link(2) publish, no lock needed)."""
+    a local path or ``file://`` -> ``LocalFileIO`` (link(2) publish; with ``lock.enabled`` it also
+    holds the catalog lock Paimon Java's commits hold, for tables both engines commit to)."""
     options = {str(k): str(v) for k, v in (options or {}).items()}
     text = str(uri)
     scheme = uri_scheme(text)
     if scheme in ("s3", "s3a"):
         return S3FileIO.from_options(options)
     if scheme in ("", "file"):
+        if lock_enabled(options):
+            lock = JdbcCatalogLock.from_options(options)
+            return LockedLocalFileIO(lock, catalog_key=lock.options.catalog_key)
         return LocalFileIO()
     raise OptionError(f"unsupported warehouse scheme {scheme!r} in {uri!r}: use a local path or s3://bucket/path")
 

@@ -145,6 +145,17 @@ def table_lock_id(catalog_key: str, table_path: str, *, max_length: int = 255) -
     return lock_id
 
 
+def run_publish_locked(lock: CatalogLock, catalog_key: str, path: str, fn: Callable[[], T]) -> T:
+    """Run ``fn``, the publish of ``path`` (lakestore publishes only
+    ``<table>/{snapshot,schema,tag}/<name>``), holding the table's catalog lock, as Paimon's
+    ``RenamingSnapshotCommit`` holds it around its absence check and rename: writers of every
+    engine that share the lock database then exclude each other."""
+    table_path = path.rsplit("/", 2)[0]
+    options = getattr(lock, "options", None)
+    lock_id = table_lock_id(catalog_key, table_path, max_length=getattr(options, "key_max_length", 255))
+    return lock.run_with_lock(lock_id, fn)
+
+
 class JdbcCatalogLock:
     """Paimon's JDBC catalog lock over SQLite or PostgreSQL.
 

@@ -35,7 +35,7 @@ import pyarrow.fs as pafs
 
 from lakestore.errors import LakestoreError, OptionError
 from lakestore.io.fileio import FileIO, FileStatus
-from lakestore.io.lock import CatalogLock, JdbcCatalogLock, duration_option, lock_enabled, parse_bool, table_lock_id
+from lakestore.io.lock import CatalogLock, JdbcCatalogLock, duration_option, lock_enabled, parse_bool, run_publish_locked
 
 SCHEMES = ("s3://", "s3a://")
 CONDITIONAL_CREATE = "s3.conditional-create"
@@ -294,11 +294,7 @@ class S3FileIO(FileIO):
 
     def try_publish(self, path: str, data: bytes) -> bool:
         if self.lock is not None:
-            # lakestore publishes only <table>/{snapshot,schema,tag}/<name>: lock the table, as Paimon does
-            table_path = path.rsplit("/", 2)[0]
-            options = getattr(self.lock, "options", None)
-            lock_id = table_lock_id(self.catalog_key, table_path, max_length=getattr(options, "key_max_length", 255))
-            return self.lock.run_with_lock(lock_id, lambda: self._publish_checked(path, data))
+            return run_publish_locked(self.lock, self.catalog_key, path, lambda: self._publish_checked(path, data))
         if self.conditional_create:
             return self._put_if_absent(path, data)
         raise UnsafePublishError(
