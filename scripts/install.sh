@@ -4,6 +4,7 @@
 #   .venv-oracle  pypaimon 2.1.0 + pypaimon-rust 0.4.0, the format oracles (they pin pyarrow<20)
 #   .venv-java    pypaimon 0.2.0, whose bridge jar carries Apache Paimon 0.9's Java core (legacy tables)
 #   .jars/        Apache Paimon 2.0.0 and 1.4.2 Java jars by Maven coordinates (scripts/install_jars.sh)
+#   .venv-flink   apache-flink 2.0.2, Flink for Paimon 2.0.0's paimon-flink-2.0 (scripts/install_flink.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -23,4 +24,6 @@ if [ "${LAKESTORE_SKIP_ORACLE:-0}" != 1 ]; then
     .venv-java/bin/pip install -q "pypaimon==0.2.0" "pyarrow<20" pandas
     # Apache Paimon 2.0.0 and 1.4.2 Java (the reference oracles), fetched with Maven
     bash scripts/install_jars.sh
+    # PyFlink 2.0.2 with Paimon 2.0.0's Flink connector (.venv-flink), for tests/interop/test_flink.py
+    bash scripts/install_flink.sh
 fi
