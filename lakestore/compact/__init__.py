@@ -28,7 +28,7 @@ from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES, key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
 from lakestore.errors import CommitConflictError, DataFileMissingError
-from lakestore.format.arrow_ops import from_numpy, sort_indices
+from lakestore.format.arrow_ops import from_numpy, rows_with_keys_in, sort_indices
 from lakestore.format.binary_row import decode_row, encode_values
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.partition_path import partition_path
@@ -240,12 +240,22 @@ class BucketCompactor:
                 yield rows.append_column(_AFTER, from_numpy(np.full(rows.num_rows, side.after)))
 
         sides = [_Side(f, False) for f in old_top] + [_Side(f, True) for f in new_top]
+        # keys a record below the top level reached: they change (-U/+U) even to equal values,
+        # unless changelog-producer.row-deduplicate; the other top-level keys did not change
+        lower = [f for f in result.before if f.level < max_level]
+        lower_keys = pa.concat_tables([self.read_file(f).select(keys) for f in lower], promote_options="permissive") if lower else None
+        row_deduplicate = self.options.changelog_row_deduplicate
         output = SortedRunWriter(self.changelog_writer, level=0, file_source=FILE_SOURCE_APPEND)
         try:
             for rows in key_slices(sides, batches, keys, slice_bytes=SLICE_BYTES):
                 after = rows.column(_AFTER)
                 before_rows, after_rows = self._top_level(rows.filter(pc.invert(after))), self._top_level(rows.filter(after))
-                output.write(diff_changelog(before_rows, after_rows, keys, values, row_deduplicate=True))
+                touched = (
+                    rows_with_keys_in(before_rows, lower_keys, keys)
+                    if lower_keys is not None
+                    else np.zeros(before_rows.num_rows, dtype=bool)
+                )
+                output.write(diff_changelog(before_rows, after_rows, keys, values, row_deduplicate=row_deduplicate, touched=touched))
         except BaseException:
             output.abort()
             raise

@@ -57,9 +57,19 @@ def _with_kind(rows: pa.Table, kind: int, order: int) -> pa.Table:
 
 
 def diff_changelog(
-    before: pa.Table, after: pa.Table, key_columns: Sequence[str], value_columns: Sequence[str], *, row_deduplicate: bool
+    before: pa.Table,
+    after: pa.Table,
+    key_columns: Sequence[str],
+    value_columns: Sequence[str],
+    *,
+    row_deduplicate: bool,
+    touched: np.ndarray | None = None,
 ) -> pa.Table:
-    """``before``/``after``: one row per key, no retractions, same schema (kv layout)."""
+    """``before``/``after``: one row per key, no retractions, same schema (kv layout). A key on
+    both sides gives -U/+U, also when its values are equal (as Paimon, unless
+    ``changelog-producer.row-deduplicate``), except a key ``touched`` marks False (per
+    ``before`` row; None: all touched): only its old record went into the merge, which changed
+    nothing (Paimon's full-compaction producer emits nothing for a key no new record reached)."""
     keys = list(key_columns)
     # match the keys (unique on each side) by their codes: before rows with/without an after row
     b_codes, a_codes = key_codes([before, after], keys)
@@ -68,8 +78,11 @@ def diff_changelog(
     new = after.take(indices(at[matched]))
     only_before = before.filter(from_numpy(~matched))
     only_after = after.filter(from_numpy(~is_member(a_codes, b_codes)))
-    if row_deduplicate and old.num_rows:
+    if old.num_rows and (row_deduplicate or touched is not None):
         changed = ~_rows_equal(old, new, value_columns)
+        if not row_deduplicate:
+            assert touched is not None
+            changed |= touched[matched]
         old, new = old.filter(from_numpy(changed)), new.filter(from_numpy(changed))
     parts = [
         _with_kind(only_before, DELETE, 0),

@@ -129,7 +129,12 @@ def test_full_compaction_changelog_matches_model(tmp_path_factory, commits, engi
         table.compact(full=True)
         after = _apply(state, commit, engine)
         latest = table.latest_snapshot().id if table.latest_snapshot() else 0
-        assert _changes(table, before_id, latest) == sorted(_diff(state, after, dedupe=True))
+        # as Paimon's full-compaction producer (row-deduplicate off): -U/+U for every key a new
+        # record reached, even when its value did not change; nothing for the other keys
+        touched = {k for k, _ in commit}
+        if engine == "first-row":
+            touched -= set(state)  # later rows of an existing key are dropped when written
+        assert _changes(table, before_id, latest) == sorted(_diff(state, after, dedupe=False, keys=touched))
         state = after
     _assert_legal_transitions(table.read_changes(from_snapshot_id=0).to_pylist())
 
