@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lakestore
+import tests.interop.test_java_merge_engines as scenario
 from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
 from lakestore.errors import CorruptMetadataError
 from lakestore.format.deletion_vector import (
@@ -34,6 +35,7 @@ from lakestore.format.deletion_vector import (
 from lakestore.meta.index_manifest import read_index_manifest
 from lakestore.meta.schema_change import SetOption
 from lakestore.read.deletion_vectors import DeletionFile, read_index_files, read_vectors_and_kinds
+from tests.interop.conftest import same_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -269,3 +271,77 @@ def test_lakestore_reads_a_table_paimon_2_writes(tmp_path) -> None:
     table.write_arrow(pa.table({"id": [2, 10], "v": ["b3", "j"]}, schema=SCHEMA))
     out = _java("read", str(tmp_path / "wh"), "db.t", stdin="")
     assert sorted(out.split()) == sorted(f"{k}:{v}" for k, v in _rows(table))
+
+
+# ---------------------------------------------------------------- through the Java oracle (2.0.0, 1.4.2)
+
+ENGINES = ["deduplicate", "partial-update", "aggregation"]
+
+
+def _options64(engine: str) -> dict[str, str]:
+    return {**scenario.options(engine), "deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": "true"}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("engine", ENGINES)
+def test_java_writes_bitmap64_lakestore_reads(java_any, catalog, warehouse, engine) -> None:
+    java = java_any
+    java.create_table(warehouse, "db.t", scenario.SCHEMA, primary_keys=scenario.KEYS, partition_keys=["dt"], options=_options64(engine))
+    kinds: dict[str, bool] = {}
+    for index in range(len(scenario.COMMITS)):
+        java.write(warehouse, "db.t", scenario.as_table(scenario.commit_rows(engine, index)))
+        table = catalog.get_table("db.t")
+        same_rows(table.to_arrow(), scenario.model(engine, index + 1), scenario.KEYS)
+        kinds.update(_kinds(table))
+    assert kinds and set(kinds.values()) == {True}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bitmap64_writers_of_both_engines_interleave(java_any, catalog, warehouse, engine) -> None:
+    java = java_any
+    table = catalog.create_table(
+        "db.t", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=scenario.KEYS, options=_options64(engine)
+    )
+    kinds: dict[str, bool] = {}
+    steps = ["lakestore", "java", "lakestore+compact", "java+compact", "lakestore"]
+    for index, step in enumerate(steps):
+        data = scenario.as_table(scenario.commit_rows(engine, index))
+        if step.startswith("java"):
+            java.write(warehouse, "db.t", data)
+            if step.endswith("compact"):
+                java.compact(warehouse, "db.t")
+        else:
+            table = catalog.get_table("db.t")
+            table.write_arrow(data)
+            if step.endswith("compact"):
+                table.compact()
+        expected = scenario.model(engine, index + 1)
+        same_rows(catalog.get_table("db.t").to_arrow(), expected, scenario.KEYS)
+        same_rows(java.read(warehouse, "db.t"), expected, scenario.KEYS)
+        kinds.update(_kinds(catalog.get_table("db.t")))
+    assert kinds and set(kinds.values()) == {True}
+
+
+@pytest.mark.oracle
+def test_bitmap64_index_files_byte_exact_with_java(java_any, catalog, warehouse) -> None:
+    """The same commits give 64-bit index files of the same bytes (names aside) from both engines."""
+    java = java_any
+    opts = _options64("deduplicate")
+    java.create_table(warehouse, "db.j", scenario.SCHEMA, primary_keys=scenario.KEYS, partition_keys=["dt"], options=opts)
+    ours = catalog.create_table("db.l", schema=scenario.SCHEMA, partition_keys=["dt"], primary_keys=scenario.KEYS, options=opts)
+    for index in range(3):
+        data = scenario.as_table(scenario.commit_rows("deduplicate", index))
+        java.write(warehouse, "db.j", data)
+        ours.write_arrow(data)
+    theirs = catalog.get_table("db.j")
+
+    def shape(table: lakestore.Table) -> list[tuple[bytes, int, int, list[tuple[int, int | None]]]]:
+        out = []
+        for e in read_index_manifest(table.file_io, table.path, table.latest_snapshot().index_manifest):
+            ranges = [(r.length, r.cardinality) for r in e.index_file.dv_ranges or ()]
+            out.append((e.partition, e.bucket, e.index_file.file_size, sorted(ranges)))
+        return sorted(out)
+
+    assert shape(ours) == shape(theirs)
+    assert any(ranges for *_, ranges in shape(ours))
