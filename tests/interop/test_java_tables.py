@@ -5,6 +5,7 @@ one engine and read by the other (Paimon Java 2.0.0 and lakestore; append tables
 from __future__ import annotations
 
 import time
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -217,3 +218,20 @@ def test_a_commit_user_s_identifiers_land_once_across_engines(java_any, catalog,
     expected = pa.concat_tables([pk_rows([1], "l"), pk_rows([3], "j")])
     same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
     same_rows(java_any.read(warehouse, "db.t"), expected, ["id"])
+
+
+def test_column_types_changed_by_java_read_by_lakestore(java_any, catalog, warehouse):
+    """Old files are read with the column types Paimon's ALTER ... TYPE gave (widened numbers,
+    a string parsed as an INT, a wider DECIMAL), as Java reads them."""
+    schema = pa.schema(
+        [pa.field("id", pa.int64(), nullable=False), ("i", pa.int32()), ("f", pa.float32()), ("s", pa.string()), ("d", pa.decimal128(5, 2))]
+    )
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options={"bucket": "1"})
+    table.write_arrow(pa.Table.from_pylist([{"id": 1, "i": 7, "f": 1.5, "s": "12", "d": Decimal("1.25")}], schema=schema))
+    changes = [("i", "BIGINT"), ("f", "DOUBLE"), ("s", "INT"), ("d", "DECIMAL(10, 3)")]
+    java_any.alter(warehouse, "db.t", [{"op": "update_column_type", "name": name, "type": t} for name, t in changes])
+    expected = java_any.read(warehouse, "db.t")
+    assert expected.to_pylist() == [{"id": 1, "i": 7, "f": 1.5, "s": 12, "d": Decimal("1.250")}]
+    got = catalog.get_table("db.t").to_arrow()
+    assert got.schema.types == expected.schema.types
+    assert got.to_pylist() == expected.to_pylist()

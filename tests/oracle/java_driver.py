@@ -243,7 +243,8 @@ class JavaOracle:
     def alter(self, warehouse: Any, identifier: str, changes: list[dict[str, Any]]) -> None:
         """``changes``: {"op": "add_column", "name", "type": "INT"|"DOUBLE"|"STRING"...| a pa.DataType},
         {"op": "drop_column", "name"}, {"op": "rename_column", "name", "new_name"},
-        {"op": "set_option", "key", "value"}."""
+        {"op": "update_column_type", "name", "type"}, {"op": "set_option", "key", "value"},
+        {"op": "remove_option", "key"}."""
         encoded = [
             {**change, "type": paimon_type(change["type"]) if isinstance(change.get("type"), pa.DataType) else change["type"]}
             if "type" in change

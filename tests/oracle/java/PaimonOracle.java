@@ -839,6 +839,14 @@ public class PaimonOracle {
                             SchemaChange.renameColumn(
                                     op.get("name").asText(), op.get("new_name").asText()));
                     break;
+                case "update_column_type":
+                    changes.add(
+                            SchemaChange.updateColumnType(
+                                    op.get("name").asText(), parseType(op.get("type"))));
+                    break;
+                case "remove_option":
+                    changes.add(SchemaChange.removeOption(op.get("key").asText()));
+                    break;
                 case "set_option":
                     changes.add(
                             SchemaChange.setOption(
