@@ -281,6 +281,7 @@ def test_an_unknown_nested_type_is_refused_as_unsupported_not_as_corrupt(tmp_pat
     catalog = lakestore.Catalog(str(tmp_path))
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema=SCHEMA, options={})
-    _add_foreign_column(table.path, {"id": 2, "name": "emb", "type": {"type": "VECTOR", "element": "FLOAT", "length": 3}})
-    with pytest.raises(UnsupportedTypeError, match="'emb'.*VECTOR"):
+    # a nested type no Paimon version has (VECTOR, which 1.4 added, is read now)
+    _add_foreign_column(table.path, {"id": 2, "name": "emb", "type": {"type": "TENSOR", "element": "FLOAT", "shape": [3]}})
+    with pytest.raises(UnsupportedTypeError, match="'emb'.*TENSOR"):
         catalog.get_table("db.t")
