@@ -16,17 +16,27 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
     if engine == "first-row":
         return FirstRowEngine(ignore_delete=options.ignore_delete)
     if engine == "partial-update":
-        functions = options.field_options("aggregate-function")
-        if functions or options.default_aggregate_function:
-            # Paimon aggregates these fields within their sequence groups (agg, or aggReversed for
-            # an older group sequence); merging them as plain partial updates would read wrong values
-            keys = tuple(f"fields.{name}.aggregate-function" for name in functions)
-            if options.default_aggregate_function:
-                keys += ("fields.default-aggregate-function",)
+        sequence_groups = options.field_options("sequence-group")
+        seq_fields = {c for seq in sequence_groups for c in seq.split(",")}
+        grouped = {c for members in sequence_groups.values() for c in members}
+        explicit = options.field_options("aggregate-function")
+        default = options.default_aggregate_function
+        # Paimon aggregates no sequence field; last_non_null_value outside sequence groups is what
+        # partial-update does anyway; other functions Paimon evaluates within their sequence
+        # group (agg, or aggReversed for an older group sequence): not implemented here
+        keys = tuple(
+            f"fields.{f.name}.aggregate-function" if f.name in explicit else "fields.default-aggregate-function"
+            for f in value_fields
+            if f.name not in seq_fields
+            and (explicit.get(f.name) or default)
+            and ((explicit.get(f.name) or default) != "last_non_null_value" or f.name in grouped)
+        )
+        if keys:
+            keys = tuple(dict.fromkeys(keys))
             raise UnsupportedTableError(f"partial-update with aggregate functions ({', '.join(keys)}) is not implemented", options=keys)
         return PartialUpdateEngine(
             value_columns=[f.name for f in value_fields],
-            sequence_groups=options.field_options("sequence-group"),
+            sequence_groups=sequence_groups,
             ignore_delete=options.ignore_delete,
         )
     if engine == "aggregation":

@@ -22,14 +22,16 @@ class PartialUpdateEngine(MergeEngine):
         self.value_columns = list(value_columns)
         self.ignore_delete = ignore_delete
         self.group_of: dict[str, str] = {}
-        for seq_field, members in sequence_groups.items():
-            if seq_field not in value_columns:
-                raise OptionError(f"sequence-group field {seq_field!r} is not a column")
+        for seq_fields, members in sequence_groups.items():
+            # ``fields.<s1>,<s2>.sequence-group``: the group's sequence is (s1, s2), compared in order
+            for seq_field in seq_fields.split(","):
+                if seq_field not in value_columns:
+                    raise OptionError(f"sequence-group field {seq_field!r} is not a column")
+                self.group_of[seq_field] = seq_fields
             for member in members:
                 if member not in value_columns:
-                    raise OptionError(f"sequence-group of {seq_field!r} names unknown column {member!r}")
-                self.group_of[member] = seq_field
-            self.group_of[seq_field] = seq_field
+                    raise OptionError(f"sequence-group of {seq_fields!r} names unknown column {member!r}")
+                self.group_of[member] = seq_fields
         self.sequence_groups = sequence_groups
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
@@ -41,20 +43,25 @@ class PartialUpdateEngine(MergeEngine):
             return drop_retracts(rows)
         return rows
 
-    def _group_winner(self, rows: pa.Table, groups: Groups, seq_field: str) -> np.ndarray:
-        """Per key group, the row whose ``seq_field`` is greatest (ties: newest), or -1 when every
-        row of the group has a null ``seq_field``: as in Paimon, a row with a null group sequence
-        never updates its group, so such a group stays null."""
+    def _group_winner(self, rows: pa.Table, groups: Groups, seq_fields: str) -> np.ndarray:
+        """Per key group, the row whose group sequence (the ``seq_fields``, compared in order,
+        null lowest) is greatest (ties: newest), or -1 when every row of the group has only null
+        sequence fields: as in Paimon, such a row never updates its group, so the group stays
+        null."""
         n = rows.num_rows
-        column = rows.column(seq_field)
-        # Dense rank orders any comparable type; nulls are forced lowest (rank -1).
-        ranks = as_numpy(pc.rank(column, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
-        null = as_numpy(pc.is_null(column))
-        ranks = np.where(null, -1, ranks)
-        order = np.lexsort((np.arange(n), ranks, groups.ids()))
-        # After sorting by (group, rank, position) the winner is the last row of each group.
+        ranks = []
+        all_null = np.ones(n, dtype=bool)
+        for name in seq_fields.split(","):
+            column = rows.column(name)
+            # Dense rank orders any comparable type; nulls are forced lowest (rank -1).
+            rank = as_numpy(pc.rank(column, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
+            null = as_numpy(pc.is_null(column))
+            ranks.append(np.where(null, -1, rank))
+            all_null &= null
+        order = np.lexsort((np.arange(n), *reversed(ranks), groups.ids()))
+        # After sorting by (group, sequence, position) the winner is the last row of each group.
         winners = order[groups.lasts]
-        return np.where(null[winners], -1, winners)
+        return np.where(all_null[winners], -1, winners)
 
     def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
         if rows.num_rows == 0:

@@ -178,3 +178,44 @@ def test_partial_update_with_aggregate_functions_is_refused(java, catalog, wareh
     assert info.value.options == ("fields.b.aggregate-function",)
     with pytest.raises(UnsupportedTableError, match="aggregate functions"):
         table.write_arrow(pa.table({"id": [1], "g": [3], "b": [1]}, schema=schema))
+
+
+GROUPED = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        ("g1", pa.int64()),
+        ("a", pa.string()),
+        ("b", pa.int64()),
+        ("g2", pa.int64()),
+        ("c", pa.string()),
+    ]
+)
+GROUPED_COMMITS = [
+    [(1, 1, "a1", 1, 1, "c1"), (2, None, "a2", 2, None, None), (3, 5, "x", None, 5, "y")],
+    [(1, 0, "old", 9, 2, "c2"), (2, 3, None, 3, 1, "c3"), (3, None, "n", 7, None, "m")],
+    [(1, 2, None, None, 2, "c4"), (2, 3, "a3", None, 0, "z"), (3, 5, "p", 1, 6, None)],
+    [(1, 2, "a9", 9, None, "c9"), (2, None, "n", 1, 3, None), (3, 5, "q", 2, 5, "r")],
+]
+GROUPINGS = {
+    "two-groups": {"fields.g1.sequence-group": "a,b", "fields.g2.sequence-group": "c"},
+    "two-field-sequence": {"fields.g1,g2.sequence-group": "a,b"},
+    "last-non-null-outside": {"fields.g1.sequence-group": "a,b", "fields.c.aggregate-function": "last_non_null_value"},
+}
+
+
+@pytest.mark.parametrize("grouping", list(GROUPINGS))
+def test_partial_update_sequence_groups_agree_with_java(java, catalog, warehouse, grouping):
+    """A group's fields come from the row with the greatest group sequence (several sequence
+    fields compared in order, null lowest), a row with a null sequence never updates its group."""
+    opts = {"bucket": "1", "merge-engine": "partial-update", **GROUPINGS[grouping]}
+    table = catalog.create_table("db.ours", schema=GROUPED, primary_keys=["id"], options=opts)
+    java.create_table(warehouse, "db.ref", GROUPED, primary_keys=["id"], options=opts)
+    for rows in GROUPED_COMMITS:
+        data = pa.Table.from_pylist([dict(zip(GROUPED.names, r, strict=True)) for r in rows], schema=GROUPED)
+        table.write_arrow(data)
+        java.write(warehouse, "db.ref", data)
+    expected = java.read(warehouse, "db.ref")
+    same_rows(catalog.get_table("db.ours").to_arrow(), expected, ["id"])
+    same_rows(catalog.get_table("db.ref").to_arrow(), expected, ["id"])
+    catalog.get_table("db.ours").compact(full=True)
+    same_rows(java.read(warehouse, "db.ours"), expected, ["id"])
