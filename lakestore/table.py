@@ -398,13 +398,22 @@ class Table:
         ``snapshot_id`` or ``timestamp_ms`` to start from), then each new snapshot's changes.
         With ``consumer_id`` the position is stored in the table at every ``checkpoint()``,
         resumed on restart, and protects the snapshots it still needs from expiration.
-        A stream reads every snapshot with the table's current schema."""
+        A stream reads every snapshot with the table's current schema. On a table whose
+        changelog comes from compaction (``lookup``, ``full-compaction``) the full phase reads
+        only the compacted files, as Paimon's streaming reads: the rows committed since arrive
+        with the changelog of the compaction that moves them up."""
         selected = self._columns(columns)
+        full = self.schema.arrow_schema()
+        output = pa.schema([full.field(c) for c in selected])
         return StreamScan(
             self._change_reader(),
             ConsumerManager(self.file_io, self.metadata_path),
             columns=selected,
-            full_reader=lambda sid: self._read(self.snapshot_manager.get(sid), self.schema, selected, None),
+            # the full phase: the snapshot's files on the levels the stream asks for (of a table
+            # whose changelog comes from compaction, the compacted ones, as Paimon's streaming reads)
+            full_reader=lambda sid, levels: self.split_reader().read_all(
+                ScanPlanner(self.schema, self.manifests()).plan(self.snapshot_manager.get(sid), levels=levels), selected, None, output
+            ),
             start=start,
             snapshot_id=snapshot_id,
             timestamp_ms=timestamp_ms,

@@ -4,11 +4,19 @@ consumer's stored position) and then returns each new snapshot's changes.
 
 Changes come from the changelog files where the table's ``changelog-producer`` writes them,
 otherwise from the data files each APPEND snapshot added (its delta), as Paimon reads them.
+
+The full phase of a stream (``start="full"``) on a table whose changelog comes from compaction
+reads only what a changelog was already committed for, as Paimon's ``DataTableStreamScan``
+does: ``lookup`` reads the levels above 0, ``full-compaction`` only the last level. The rows
+still below arrive later, through the changelog of the compaction that moves them up; read in
+the full phase too, they would arrive twice (and the changelog would retract rows the stream
+never delivered). lakestore's own lookup writers commit the changelog of their level-0 files
+with them: those files are read in the full phase (``ChangeReader.full_phase_levels``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -18,14 +26,17 @@ from lakestore.format.arrow_ops import as_numpy, from_pylist, indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.consumer import ConsumerManager
-from lakestore.meta.file_scan import read_entries
+from lakestore.meta.file_scan import live_entries, read_entries
 from lakestore.meta.kinds import StreamStart
 from lakestore.meta.manifest import ADD, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
+from lakestore.read.scan import Levels
 from lakestore.read.split_read import SplitReader
 
 ROW_KIND_COLUMN = "_row_kind"
+# the rows of a snapshot (its id) on the given levels (None: every level)
+FullReader = Callable[[int, Levels | None], pa.Table]
 _KIND_NAMES = from_pylist([ROW_KIND_NAMES[i] for i in range(4)], pa.string())  # by _VALUE_KIND
 
 
@@ -38,6 +49,50 @@ class ChangeReader:
         self.primary_key = bool(schema.primary_keys)
         self.producer = schema.core_options().changelog_producer if self.primary_key else "none"
         self.partition_types = schema.types_of(schema.partition_keys)
+
+    def full_phase_levels(self, snapshot: Snapshot) -> Levels | None:
+        """What a stream's full phase reads of ``snapshot`` (Paimon's
+        ``DataTableStreamScan.tryFirstPlan``): with the ``full-compaction`` producer the last
+        level (``num-levels`` - 1) only; with ``lookup`` the levels above 0, plus the level-0
+        files whose changelog was already committed; with the other producers every level.
+
+        Paimon's lookup writers commit a level-0 file without changelog (its changelog comes with
+        the compaction that moves it up, in a COMPACT snapshot), lakestore's commit the changelog
+        of a level-0 file in the APPEND snapshot that adds it: such files (the APPEND snapshot
+        that added them has changelog, or is no longer there) are read in the full phase."""
+        if self.producer == "full-compaction":
+            top = self.schema.core_options().num_levels - 1
+            return Levels(top, top)
+        if self.producer != "lookup":
+            return None
+        options = self.schema.core_options()
+        if options.deletion_vectors or options.merge_engine == "first-row":
+            return Levels(1)  # their reads never see level 0 (ScanPlanner)
+        pending = {e.file.file_name for e in live_entries(self.manifests, snapshot, entry_filter=lambda e: e.file.level == 0)}
+        committed: set[str] = set()
+        earliest = self.snapshots.earliest_id() or snapshot.id
+        sid = snapshot.id
+        while pending and sid >= earliest and self.snapshots.exists(sid):
+            older = snapshot if sid == snapshot.id else self.snapshots.get(sid)
+            sid -= 1
+            if older.commit_kind != "APPEND":
+                continue
+            added = {
+                e.file.file_name
+                for e in read_entries(self.manifests, self.manifests.read_list(older.delta_manifest_list))
+                if e.kind == ADD and e.file.file_name in pending
+            }
+            if added and self._has_changelog(older):
+                committed |= added
+            pending -= added
+        return Levels(1, files=frozenset(committed | pending))  # pending: added by an expired snapshot
+
+    def _has_changelog(self, snapshot: Snapshot) -> bool:
+        if not snapshot.changelog_manifest_list:
+            return False
+        if snapshot.changelog_record_count is not None:
+            return snapshot.changelog_record_count > 0
+        return any(True for e in read_entries(self.manifests, self.manifests.read_list(snapshot.changelog_manifest_list)) if e.kind == ADD)
 
     def output_schema(self, columns: Sequence[str]) -> pa.Schema:
         fields = [self.schema.arrow_schema().field(c) for c in columns]
@@ -75,7 +130,8 @@ class ChangeReader:
 
 class StreamScan:
     """``poll()`` returns the next batch of changes (the initial full snapshot as +I rows first,
-    when starting from "full"), or None when caught up. ``checkpoint()`` returns the position
+    when starting from "full": of a lookup / full-compaction changelog table, only its compacted
+    levels, see the module docstring), or None when caught up. ``checkpoint()`` returns the position
     and, with a consumer id, persists it so a restarted consumer resumes exactly there."""
 
     def __init__(
@@ -83,7 +139,7 @@ class StreamScan:
         changes: ChangeReader,
         consumers: ConsumerManager,
         *,
-        full_reader: object,
+        full_reader: FullReader,
         columns: Sequence[str],
         start: StreamStart = "full",
         snapshot_id: int | None = None,
@@ -121,7 +177,8 @@ class StreamScan:
     def poll(self) -> pa.Table | None:
         if self._initial is not None:
             snapshot_id, self._initial = self._initial, None
-            rows = self._full_reader(snapshot_id)  # type: ignore[operator]
+            levels = self.changes.full_phase_levels(self.changes.snapshots.get(snapshot_id))
+            rows = self._full_reader(snapshot_id, levels)
             kinds = _KIND_NAMES.take(indices(np.zeros(rows.num_rows, dtype=np.int64)))  # +I
             return rows.select(self.columns).append_column(ROW_KIND_COLUMN, kinds)
         latest = self.changes.snapshots.latest_id() or 0

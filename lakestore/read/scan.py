@@ -21,6 +21,38 @@ from lakestore.read.predicate import Predicate, Stats
 
 
 @dataclass(frozen=True)
+class Levels:
+    """The LSM levels a scan reads, ``low`` to ``high`` (None: no upper bound) inclusive, and
+    the files in ``files`` whatever their level: Paimon's level filter
+    (``SnapshotReader.withLevelFilter``), which its streaming reads put on the full phase of a
+    table whose changelog comes from compaction."""
+
+    low: int = 0
+    high: int | None = None
+    files: frozenset[str] = frozenset()
+
+    def __contains__(self, level: object) -> bool:
+        return isinstance(level, int) and level >= self.low and (self.high is None or level <= self.high)
+
+    def keeps(self, file: DataFileMeta) -> bool:
+        return file.level in self or file.file_name in self.files
+
+    def manifest_filter(self) -> Callable[[ManifestFileMeta], bool] | None:
+        """Keeps the manifests that may hold a file of these levels (a DELETE names its file's
+        level, so a skipped manifest cannot hold the DELETE of a file read from another)."""
+        if self.files:
+            return None  # named files may be anywhere
+        low, high = self.low, self.high
+
+        def may_hold(meta: ManifestFileMeta) -> bool:
+            if meta.max_level is not None and meta.max_level < low:
+                return False
+            return high is None or meta.min_level is None or meta.min_level <= high
+
+        return may_hold
+
+
+@dataclass(frozen=True)
 class Split:
     """The live files of one (partition, bucket) and whether they can be read without merging."""
 
@@ -101,7 +133,9 @@ class ScanPlanner:
             return True  # statistics of another schema version: do not trust names
         return predicate.might_match(_stats_dict(names, self.schema.types_of(names), f.value_stats, f.row_count, source))
 
-    def plan(self, snapshot: Snapshot | None, predicate: Predicate | None = None) -> list[Split]:
+    def plan(self, snapshot: Snapshot | None, predicate: Predicate | None = None, *, levels: Levels | None = None) -> list[Split]:
+        """The splits of ``snapshot``, pruned by ``predicate``; with ``levels``, only the files
+        it keeps (as if the others were not there)."""
         if snapshot is None:
             return []
         manifest_filter = None
@@ -123,6 +157,10 @@ class ScanPlanner:
             # compaction assigned: rows still in bucket-postpone are invisible until then
             manifest_filter = all_of(manifest_filter, lambda m: m.max_bucket is None or m.max_bucket != POSTPONE_BUCKET)
             entry_filter = all_entries(entry_filter, lambda e: e.bucket != POSTPONE_BUCKET)
+        if levels is not None:
+            wanted = levels
+            manifest_filter = all_of(manifest_filter, wanted.manifest_filter())
+            entry_filter = all_entries(entry_filter, lambda e: wanted.keeps(e.file))
         entries = live_entries(self.manifests, snapshot, manifest_filter=manifest_filter, entry_filter=entry_filter)
         groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for entry in entries:

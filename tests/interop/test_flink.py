@@ -256,35 +256,14 @@ def test_lakestore_follows_flink_writes(flink: FlinkOracle, flink_run: FlinkRun,
 
 
 # Paimon's streaming read (Flink, scan.mode from-snapshot-full / latest-full) of a table whose
-# changelog comes from compaction reads the starting snapshot without its level-0 files: their
-# changes arrive later, through the changelog of the compaction that moves them up. Seen here on
-# t_partial started at APPEND snapshot 3: Flink's full phase returned snapshot 2's 25 compacted
-# rows (k=2: a=28), then snapshot 4's changelog -U(2, 28, '50c7') +U(2, 42, '50c7'); lakestore's
-# start="full" at snapshot 3 returns the merged rows with level 0 (k=2: a=42, 29 rows) and then
-# the same changelog, so the -U retracts a row the stream never delivered and the update arrives
-# twice. Likewise t_full started at APPEND snapshot 5: Flink's full phase returned the 12 rows of
-# compaction snapshot 3 (k=1: v=73), then snapshot 6's full-compaction changelog (-D(1, 73, ...));
-# lakestore's full read at 5 has the level-0 rows of snapshots 4 and 5 (no k=1).
-_LEVEL0_IN_FULL_PHASE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "lakestore's stream(start='full') reads the starting snapshot's level-0 files, which Paimon's"
-        " streaming full phase skips for lookup/full-compaction changelog producers; the compaction"
-        " changelog that follows then retracts rows the stream never delivered (the change arrives twice)"
-    ),
-)
-_MID_JOB = [
-    pytest.param(t, id=t.name, marks=_LEVEL0_IN_FULL_PHASE)
-    if t.ddl_options.get("changelog-producer") in ("lookup", "full-compaction")
-    and "deletion-vectors.enabled" not in t.ddl_options
-    and t.ddl_options.get("merge-engine") != "first-row"  # both read levels >= 1 only
-    else pytest.param(t, id=t.name)
-    for t in TABLES
-]
-
-
-@pytest.mark.parametrize("spec", _MID_JOB)
+# changelog comes from compaction reads the starting snapshot without the files compaction has
+# not produced a changelog for yet (lookup: level 0; full-compaction: all but the last level):
+# their changes arrive later, through the changelog of the compaction that moves them up. Seen
+# on t_partial started at APPEND snapshot 3: Flink's full phase returned snapshot 2's 25
+# compacted rows (k=2: a=28), then snapshot 4's changelog -U(2, 28, '50c7') +U(2, 42, '50c7');
+# t_full started at APPEND snapshot 5: the 12 rows of compaction snapshot 3, then snapshot 6's
+# full-compaction changelog. lakestore's start="full" does the same (ChangeReader.full_phase_levels).
+@pytest.mark.parametrize("spec", TABLES, ids=[t.name for t in TABLES])
 def test_stream_started_mid_job(flink_run: FlinkRun, spec: FlinkTable) -> None:
     """A stream that starts with start="full" on an APPEND snapshot while the job runs (checked
     in test_lakestore_follows_flink_writes) delivers each change once and ends in the table's state."""
