@@ -21,23 +21,27 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
         grouped = {c for members in sequence_groups.values() for c in members}
         explicit = options.field_options("aggregate-function")
         default = options.default_aggregate_function
-        # Paimon aggregates no sequence field; last_non_null_value outside sequence groups is what
-        # partial-update does anyway; other functions Paimon evaluates within their sequence
-        # group (agg, or aggReversed for an older group sequence): not implemented here
-        keys = tuple(
-            f"fields.{f.name}.aggregate-function" if f.name in explicit else "fields.default-aggregate-function"
-            for f in value_fields
-            if f.name not in seq_fields
-            and (explicit.get(f.name) or default)
-            and ((explicit.get(f.name) or default) != "last_non_null_value" or f.name in grouped)
-        )
-        if keys:
-            keys = tuple(dict.fromkeys(keys))
-            raise UnsupportedTableError(f"partial-update with aggregate functions ({', '.join(keys)}) is not implemented", options=keys)
+        functions = {}
+        for f in value_fields:
+            function = explicit.get(f.name) or default
+            # Paimon: no function for sequence fields; last_non_null_value outside sequence
+            # groups is what partial-update does anyway; any other needs a sequence group
+            if f.name in seq_fields or not function or (function == "last_non_null_value" and f.name not in grouped):
+                continue
+            if f.name not in grouped:
+                raise OptionError(f"aggregate function {function!r} of {f.name!r} needs the field in a sequence group (as Paimon)")
+            if options.field_options("distinct").get(f.name):
+                raise UnsupportedTableError(
+                    f"'fields.{f.name}.distinct' in a partial-update sequence group is not implemented",
+                    options=(f"fields.{f.name}.distinct",),
+                )
+            functions[f.name] = function
         return PartialUpdateEngine(
             value_columns=[f.name for f in value_fields],
             sequence_groups=sequence_groups,
             ignore_delete=options.ignore_delete,
+            functions=functions,
+            delimiters=options.field_options("list-agg-delimiter"),
         )
     if engine == "aggregation":
         return AggregationEngine(

@@ -33,7 +33,7 @@ _JAVA_WHITESPACE = (
 _JAVA_BLANK = "^[" + "".join(f"\\x{{{ord(c):x}}}" for c in _JAVA_WHITESPACE) + "]*$"  # RE2
 
 
-def _is_java_blank(text: str) -> bool:
+def is_java_blank(text: str) -> bool:
     return not text.strip(_JAVA_WHITESPACE)
 
 
@@ -167,7 +167,7 @@ class AggregationEngine(MergeEngine):
                 if seen is None:
                     out[group], tokens[group] = value, set(value.split(delimiter))
                     continue
-                added = [t for t in value.split(delimiter) if t not in seen and not _is_java_blank(t)]
+                added = [t for t in value.split(delimiter) if t not in seen and not is_java_blank(t)]
                 if added:
                     seen.update(added)
                     out[group] = delimiter.join([out[group] or "", *added])

@@ -1,26 +1,78 @@
 """The partial-update merge engine: a newer row's non-null fields overwrite; fields of a
-``sequence-group`` are updated together, only by rows whose group sequence field is not older."""
+``sequence-group`` are updated together, only by rows whose group sequence field is not older.
+
+A group member with an aggregate function (``fields.<f>.aggregate-function``) is aggregated as
+Paimon's PartialUpdateMergeFunction does: in sequence order, a row whose group sequence is not
+older than the current one adds ``agg(acc, value)``, an older one ``agg(value, acc)``; rows with
+only null sequence fields are skipped. Only Paimon's stateless functions are implemented
+(``GROUP_FUNCTIONS``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakestore.errors import MergeEngineError, OptionError
+from lakestore.errors import MergeEngineError, OptionError, UnsupportedTableError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
 from lakestore.format.kv import INSERT, VALUE_KIND
+from lakestore.merge.aggregation import is_java_blank
 from lakestore.merge.engine import Groups, MergeEngine, drop_retracts, last_valid_index, retract_mask, take_or_null
+
+GROUP_FUNCTIONS = ("sum", "product", "min", "max", "last_value", "last_non_null_value", "bool_and", "bool_or", "listagg")
+
+
+def _agg(function: str, acc: Any, value: Any, delimiter: str) -> Any:
+    """Paimon's FieldAggregator.agg(accumulator, input) of the stateless functions."""
+    if function == "last_value":
+        return value
+    if function == "last_non_null_value":
+        return acc if value is None else value
+    if function == "listagg":  # Paimon 2.0: blank values skipped
+        if value is None or is_java_blank(value):
+            return acc
+        if acc is None or is_java_blank(acc):
+            return value
+        return f"{acc}{delimiter}{value}"
+    if acc is None or value is None:
+        return value if acc is None else acc
+    if function == "sum":
+        return acc + value
+    if function == "product":
+        return acc * value
+    if function == "min":
+        return min(acc, value)
+    if function == "max":
+        return max(acc, value)
+    if function == "bool_and":
+        return acc and value
+    return acc or value  # bool_or
+
+
+def _sequence_key(values: tuple[Any, ...]) -> tuple[tuple[bool, Any], ...]:
+    """Orders group sequences as Paimon's comparator: field by field, null lowest."""
+    return tuple((v is not None, v) for v in values)
 
 
 class PartialUpdateEngine(MergeEngine):
     name = "partial-update"
 
-    def __init__(self, *, value_columns: Sequence[str], sequence_groups: dict[str, tuple[str, ...]], ignore_delete: bool) -> None:
+    def __init__(
+        self,
+        *,
+        value_columns: Sequence[str],
+        sequence_groups: dict[str, tuple[str, ...]],
+        ignore_delete: bool,
+        functions: Mapping[str, str] | None = None,
+        delimiters: Mapping[str, str] | None = None,
+    ) -> None:
         self.value_columns = list(value_columns)
         self.ignore_delete = ignore_delete
+        self.functions = dict(functions or {})
+        self.delimiters = dict(delimiters or {})
         self.group_of: dict[str, str] = {}
         for seq_fields, members in sequence_groups.items():
             # ``fields.<s1>,<s2>.sequence-group``: the group's sequence is (s1, s2), compared in order
@@ -33,6 +85,17 @@ class PartialUpdateEngine(MergeEngine):
                     raise OptionError(f"sequence-group of {seq_fields!r} names unknown column {member!r}")
                 self.group_of[member] = seq_fields
         self.sequence_groups = sequence_groups
+        for name, function in self.functions.items():
+            if name not in self.group_of or self.group_of[name] == name or name in self._sequence_fields():
+                raise OptionError(f"aggregate function of {name!r} needs the field in a sequence group (as Paimon)")
+            if function not in GROUP_FUNCTIONS:
+                raise UnsupportedTableError(
+                    f"aggregate function {function!r} of {name!r} in a partial-update sequence group is not implemented",
+                    options=(f"fields.{name}.aggregate-function",),
+                )
+
+    def _sequence_fields(self) -> set[str]:
+        return {f for seq in self.sequence_groups for f in seq.split(",")}
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         if retract_mask(rows).any():
@@ -68,13 +131,15 @@ class PartialUpdateEngine(MergeEngine):
             return rows
         groups = Groups.of(rows, key_columns)
         # A lone row is already merged, unless a sequence group must be nulled (null sequence).
-        if groups.count == rows.num_rows and not self.sequence_groups:
+        if groups.count == rows.num_rows and not self.sequence_groups and not self.functions:
             return rows
         winners = {s: self._group_winner(rows, groups, s) for s in self.sequence_groups}
         columns = []
         for name in rows.column_names:
             column = rows.column(name)
-            if name in self.value_columns and name not in key_columns:
+            if name in self.functions and name not in key_columns:
+                columns.append(self._aggregate_in_group(rows, groups, name))
+            elif name in self.value_columns and name not in key_columns:
                 group = self.group_of.get(name)
                 index = winners[group] if group is not None else last_valid_index(column, groups)
                 columns.append(take_or_null(column, index))
@@ -83,3 +148,22 @@ class PartialUpdateEngine(MergeEngine):
             else:
                 columns.append(column.take(indices(groups.lasts)))
         return pa.Table.from_arrays(columns, schema=rows.schema)
+
+    def _aggregate_in_group(self, rows: pa.Table, groups: Groups, name: str) -> pa.Array:
+        function, delimiter = self.functions[name], self.delimiters.get(name, ",")
+        sequences = list(zip(*(rows.column(f).to_pylist() for f in self.group_of[name].split(",")), strict=True))
+        values = rows.column(name).to_pylist()
+        out = []
+        for start, end in zip(groups.starts.tolist(), groups.ends.tolist(), strict=True):
+            acc, current = None, None
+            for row in range(start, end):
+                sequence = sequences[row]
+                if all(v is None for v in sequence):
+                    continue  # a null group sequence never touches the group
+                key = _sequence_key(sequence)
+                if current is None or key >= current:
+                    acc, current = _agg(function, acc, values[row], delimiter), key
+                else:
+                    acc = _agg(function, values[row], acc, delimiter)  # aggReversed
+            out.append(acc)
+        return pa.array(out, rows.column(name).type)
