@@ -244,6 +244,11 @@ PAIMON_REFUSES = {
     "first-row-with-input-changelog": {"merge-engine": "first-row", "changelog-producer": "input"},
     "first-row-with-full-compaction-changelog": {"merge-engine": "first-row", "changelog-producer": "full-compaction"},
     "retained-min-above-max": {"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "2"},
+    # a column named as a system field: lakestore's writes then fail with KeyError 'Field
+    # "_SEQUENCE_NUMBER" exists 2 times in schema'
+    "column-_SEQUENCE_NUMBER": {},
+    "column-_KEY_v": {},
+    "column-rowkind": {},
 }
 
 
@@ -252,12 +257,16 @@ PAIMON_REFUSES = {
     raises=pytest.fail.Exception,
     reason="lakestore creates tables Paimon 2.0's SchemaValidation refuses (and then will not write): 'Do not support use "
     "sequence field on FIRST_ROW merge engine', 'Only support none and lookup changelog-producer on FIRST_ROW merge "
-    "engine', 'snapshot.num-retained.min should not be larger than snapshot.num-retained.max'",
+    "engine', 'snapshot.num-retained.min should not be larger than snapshot.num-retained.max', 'Field name[_SEQUENCE_NUMBER] "
+    "in schema cannot be exist in [_SEQUENCE_NUMBER, _VALUE_KIND, _LEVEL, rowkind, _ROW_ID]', '... cannot start with [_KEY_]'",
 )
 @pytest.mark.parametrize("case", list(PAIMON_REFUSES))
 def test_tables_paimon_refuses_are_not_created(java, catalog, warehouse, case):
     opts = {"bucket": "1", **PAIMON_REFUSES[case]}
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64())])
+    column = case.removeprefix("column-") if case.startswith("column-") else "v"
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), (column, pa.int64())])
+    if "sequence.field" in opts:
+        opts["sequence.field"] = column
     try:
         java.create_table(warehouse, "db.j", schema, primary_keys=["id"], options=opts)
     except JavaOracleError:
