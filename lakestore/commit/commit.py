@@ -42,6 +42,7 @@ from lakestore.meta.paths import TablePaths
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.meta.stats import EMPTY_STATS
+from lakestore.write.row_tracking import assign_row_tracking
 
 # True: the whole table; a mapping: one partition (a prefix of the partition keys); a sequence of
 # mappings: several partitions (dropping partitions is an overwrite with no new files).
@@ -416,6 +417,13 @@ class TableCommit:
                 index_manifest = write_index_manifest(self.file_io, self.table_path, combine(live_index, index.added, index.deleted))
                 attempt.manifests.append(index_manifest)
             schema_id = self.schema.id
+            next_row_id: dict[str, int] = {}
+            if self.options.row_tracking:
+                # Paimon's RowTrackingCommitUtils: snapshot ids as sequence numbers, row ids from nextRowId
+                parent_next = latest.next_row_id if latest is not None and latest.next_row_id is not None else 0
+                new_id = (latest.id + 1) if latest is not None else 1
+                grouped = bool(self.options.get("row-tracking.partition-group-on-commit"))
+                delta, next_row_id["next_row_id"] = assign_row_tracking(new_id, parent_next, delta, group_by_partition=grouped)
             delta_metas = write_manifests(
                 self.manifests,
                 delta,
@@ -479,7 +487,7 @@ class TableCommit:
             delta_record_count=added - removed,
             watermark=watermark if watermark is not None else (latest.watermark if latest is not None else None),
             properties=dict(properties) if properties else None,
-            **{**_inherited(latest, self.schema.id), **({"index_manifest": index_manifest} if index_manifest else {})},
+            **{**_inherited(latest, self.schema.id), **({"index_manifest": index_manifest} if index_manifest else {}), **next_row_id},
         )
         return snapshot, attempt
 

@@ -275,6 +275,8 @@ class ManifestFileMeta:
     min_level: int | None = None
     max_level: int | None = None
     total_buckets: int | None = None
+    min_row_id: int | None = None  # Paimon 1.4: row ids the manifest's files cover (row tracking)
+    max_row_id: int | None = None
 
     def to_avro(self) -> dict[str, Any]:
         return {
@@ -289,8 +291,8 @@ class ManifestFileMeta:
             "_MAX_BUCKET": self.max_bucket,
             "_MIN_LEVEL": self.min_level,
             "_MAX_LEVEL": self.max_level,
-            "_MIN_ROW_ID": None,
-            "_MAX_ROW_ID": None,
+            "_MIN_ROW_ID": self.min_row_id,
+            "_MAX_ROW_ID": self.max_row_id,
             "_TOTAL_BUCKETS": self.total_buckets,
             "_EXTRA_FILES": None,
         }
@@ -309,6 +311,8 @@ class ManifestFileMeta:
             min_level=rec.get("_MIN_LEVEL"),
             max_level=rec.get("_MAX_LEVEL"),
             total_buckets=rec.get("_TOTAL_BUCKETS"),
+            min_row_id=rec.get("_MIN_ROW_ID"),
+            max_row_id=rec.get("_MAX_ROW_ID"),
         )
 
 
@@ -355,6 +359,10 @@ class ManifestStore:
         buckets = [e.bucket for e in entries]
         levels = [e.file.level for e in entries]
         totals = {e.total_buckets for e in entries}
+        # Paimon's ManifestFile writer: the row-id span of its entries, null once one has no first row id
+        spans = [(f.first_row_id, f.first_row_id + f.row_count - 1) for f in (e.file for e in entries) if f.first_row_id is not None]
+        if len(spans) < len(entries):
+            spans = []
         return ManifestFileMeta(
             file_name=name,
             file_size=len(data),
@@ -367,6 +375,8 @@ class ManifestStore:
             min_level=min(levels) if levels else None,
             max_level=max(levels) if levels else None,
             total_buckets=totals.pop() if len(totals) == 1 else None,
+            min_row_id=min(s[0] for s in spans) if spans else None,
+            max_row_id=max(s[1] for s in spans) if spans else None,
         )
 
     def read_entries(self, name: str) -> list[ManifestEntry]:

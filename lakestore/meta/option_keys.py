@@ -211,17 +211,8 @@ _ignore(
 )
 _ignore(
     "ignored: it only takes effect together with another option, which lakestore refuses by name"
-    " (data evolution, row tracking, BLOB/VECTOR/VARIANT columns, postpone buckets, format tables,"
+    " (BLOB/VECTOR/VARIANT columns, postpone buckets, format tables,"
     " chain tables, incremental clustering, cross-partition upsert, global indexes)",
-    "data-evolution.reassign.skip-contiguous-row-count",
-    "data-evolution.row-id-conflict-rewrite.max-size",
-    "data-evolution.row-sidecar.enabled",
-    "data-evolution.row-sidecar.max-selected-rows",
-    "data-evolution.row-sidecar.max-selection-ratio",
-    "data-evolution.merge-into.file-pruning",
-    "data-evolution.merge-into.source-persist",
-    "data-evolution.compaction.rewrite-row-ids",
-    "row-tracking.partition-group-on-commit",
     "blob-compaction.enabled",
     "blob.target-file-size",
     "blob.split-by-file-size",
@@ -265,6 +256,18 @@ _ignore(
     "global-index.row-count-per-shard",
     "global-index.build.max-shard",
     "global-index.build.max-parallelism",
+)
+_ignore(
+    "a knob of data-evolution operations lakestore does not run (row-id reassignment, MERGE INTO, data-evolution"
+    " compaction, which is refused) or of optional row-sidecar files readers do not need",
+    "data-evolution.reassign.skip-contiguous-row-count",
+    "data-evolution.row-id-conflict-rewrite.max-size",
+    "data-evolution.row-sidecar.enabled",
+    "data-evolution.row-sidecar.max-selected-rows",
+    "data-evolution.row-sidecar.max-selection-ratio",
+    "data-evolution.merge-into.file-pruning",
+    "data-evolution.merge-into.source-persist",
+    "data-evolution.compaction.rewrite-row-ids",
 )
 _ignore(
     "the write-side sort of Flink's clustering sink: rows keep their values, only their order in an append table's files differs",
@@ -341,13 +344,6 @@ _refuse(
     reads=True,
 )
 _refuse("INSERT INTO as MERGE INTO by upsert-key is not implemented: lakestore would append duplicates", "upsert-key")
-_refuse(
-    "row tracking / data evolution (files holding some columns, merged by row id) are not implemented",
-    "data-evolution.enabled",
-    "row-tracking.enabled",
-    reads=True,
-    allowed=_FALSE,
-)
 _refuse(
     "BLOB, VECTOR and external blob columns are not implemented",
     "blob-field",

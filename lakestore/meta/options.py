@@ -223,6 +223,10 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("metadata.stats-keep-first-n-columns", "-1", _keep_first_n),
         OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
         OptionSpec("deletion-vectors.bitmap64", "false", _bool),  # 64-bit vectors (Paimon 1.2+): lakestore/format/deletion_vector.py
+        # row tracking and data evolution (Paimon 1.3+): lakestore/write/row_tracking.py, lakestore/read/data_evolution.py
+        OptionSpec("row-tracking.enabled", "false", _bool),
+        OptionSpec("data-evolution.enabled", "false", _bool),
+        OptionSpec("row-tracking.partition-group-on-commit", "true", _bool),
         # dynamic bucket mode (bucket = -1 with a primary key; lakestore/write/dynamic_bucket.py)
         OptionSpec("dynamic-bucket.target-row-num", "2000000", _positive_int),
         OptionSpec("dynamic-bucket.initial-buckets", None, _positive_int),
@@ -311,6 +315,7 @@ class Unsupported:
 
     blocks_writes: tuple[tuple[str, str], ...]
     blocks_reads: tuple[tuple[str, str], ...]
+    blocks_compaction: tuple[tuple[str, str], ...] = ()
 
 
 def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], partition_keys: Sequence[str] = ()) -> Unsupported:
@@ -351,13 +356,45 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
                 "bucket=-1 with a primary key that lacks partition keys (Paimon's cross-partition upsert) is not implemented yet",
             )
         )
-    return Unsupported(tuple(writes), tuple(reads))
+    compaction = _row_tracking_refusals(options, primary_keys, writes, reads)
+    return Unsupported(tuple(writes), tuple(reads), compaction)
+
+
+def _row_tracking_refusals(
+    options: Mapping[str, str], primary_keys: Sequence[str], writes: list[tuple[str, str]], reads: list[tuple[str, str]]
+) -> tuple[tuple[str, str], ...]:
+    """Row tracking (append tables with bucket = -1 only, as Paimon's SchemaValidation demands) and
+    data evolution (only with row tracking). Compaction is refused: Paimon 2.0's core append
+    compaction drops the row ids (its output has no _FIRST_ROW_ID and no _ROW_ID column), and its
+    Flink/Spark compactors write _ROW_ID/_SEQUENCE_NUMBER columns lakestore does not write."""
+    tracking = options.get("row-tracking.enabled", "false").strip().lower() == "true"
+    evolution = options.get("data-evolution.enabled", "false").strip().lower() == "true"
+    if not tracking and not evolution:
+        return ()
+    if evolution and not tracking:
+        reason = "data-evolution.enabled=true without row-tracking.enabled=true (Paimon refuses such tables)"
+        writes.append(("data-evolution.enabled", reason))
+        reads.append(("data-evolution.enabled", reason))
+    if tracking and (primary_keys or options.get("bucket", "-1").strip() != "-1"):
+        writes.append(("row-tracking.enabled", "row-tracking.enabled=true needs an append table with bucket = -1 (as Paimon)"))
+    if evolution and options.get("deletion-vectors.enabled", "false").strip().lower() == "true":
+        reason = "deletion vectors of data-evolution tables (anchored on a row-id range) are not implemented"
+        writes.append(("data-evolution.enabled", reason))
+        reads.append(("data-evolution.enabled", reason))
+    if evolution:  # TEMPORARY until lakestore/read/data_evolution.py lands
+        reason = "data-evolution.enabled=true: merging files that share a row-id range is not implemented yet"
+        writes.append(("data-evolution.enabled", reason))
+        reads.append(("data-evolution.enabled", reason))
+    key = "data-evolution.enabled" if evolution else "row-tracking.enabled"
+    return ((key, f"{key}=true: compaction that keeps row ids is not implemented"),)
 
 
 def require_supported(unsupported_options: Unsupported, *, operation: str, table: str) -> None:
     """Raise ``UnsupportedTableError`` naming every option that forbids ``operation``
     ("read", or a write/maintenance verb such as "write", "compact", "expire")."""
     blockers = unsupported_options.blocks_reads if operation == "read" else unsupported_options.blocks_writes
+    if operation == "compact":
+        blockers = blockers + unsupported_options.blocks_compaction
     if blockers:
         reasons = "; ".join(reason for _, reason in blockers)
         raise UnsupportedTableError(
@@ -489,6 +526,16 @@ class CoreOptions:
     @property
     def ignore_delete(self) -> bool:
         return bool(self.get("ignore-delete") or self.get("partial-update.ignore-delete") or self.get("first-row.ignore-delete"))
+
+    @property
+    def row_tracking(self) -> bool:
+        """``row-tracking.enabled``: commits give new files ``_FIRST_ROW_ID`` from ``nextRowId``."""
+        return _bool(self._raw.get("row-tracking.enabled", "false"))
+
+    @property
+    def data_evolution(self) -> bool:
+        """``data-evolution.enabled``: files sharing a row-id range are merged column-wise."""
+        return _bool(self._raw.get("data-evolution.enabled", "false"))
 
     @property
     def deletion_vectors(self) -> bool:

@@ -144,6 +144,10 @@ class TableWrite:
             next_sequence = max((f.max_sequence_number for f in existing), default=-1) + 1
             file_writer = DataFileWriter(self.file_io, self.schema, FileTarget(self.table_path, spec.path, bucket))
             compactor = self._compactor_factory(values, bucket, file_writer) if self._compactor_factory is not None else None
+            if self.options.row_tracking:
+                # As Paimon's unaware-bucket writers: new files start at sequence 0, which the
+                # commit turns into the snapshot id; no compaction (refused: row ids would be lost).
+                next_sequence, compactor = 0, None
             common: dict[str, Any] = dict(
                 partition=spec.binary,
                 bucket=bucket,
