@@ -84,7 +84,9 @@ class BucketCompactor:
             max_size_amplification_percent=self.options.compaction_max_size_amplification_percent,
             size_ratio=self.options.compaction_size_ratio,
             num_run_compaction_trigger=self.options.compaction_trigger,
+            total_size_threshold=self.options.get("compaction.total-size-threshold"),
         )
+        self.force_rewrite_all = bool(self.options.get("compaction.force-rewrite-all-files"))
 
     def _located(self, f: DataFileMeta) -> tuple[FileIO, str]:
         """The FileIO and path of an input file (in the bucket directory or at its external path)."""
@@ -131,26 +133,23 @@ class BucketCompactor:
     def compact(self, files: Sequence[DataFileMeta], *, full: bool) -> CompactResult:
         min_size = int(self.options.target_file_size * SMALL_FILE_RATIO)
         if not self.primary_key:
-            picked = pick_append_files(
-                files,
-                small_file_size=min_size,
-                min_file_num=self.options.compaction_min_file_num,
-                max_file_num=self.options.compaction_max_file_num,
-                full=full,
-            )
-            return compact_append(picked, read_file=self.read_file, writer=self.writer)
+            return self._compact_append(files, full=full, min_size=min_size)
         levels = Levels.of(files, self.options.num_levels)
         runs = levels.sorted_runs()
-        if full:
-            unit = pick_full_compaction(levels.num_levels, runs)
-        elif self.options.merge_engine == "first-row" or self.deletion_vectors is not None:
-            unit = pick_force_up_level0(self.picker, levels.num_levels, runs)
-        else:
-            unit = self.picker.pick(levels.num_levels, runs)
-        if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
-            return CompactResult()
-        assert self.merge_engine is not None
         dv = self.deletion_vectors
+        if full:
+            has_vector = (lambda f: dv.vector(f.file_name) is not None) if dv is not None else None
+            unit = pick_full_compaction(levels.num_levels, runs, force_rewrite_all=self.force_rewrite_all, has_vector=has_vector)
+            if unit is None or not unit.files:
+                return CompactResult()
+        else:
+            if self.options.merge_engine == "first-row" or dv is not None:
+                unit = pick_force_up_level0(self.picker, levels.num_levels, runs)
+            else:
+                unit = self.picker.pick(levels.num_levels, runs)
+            if unit is None or not unit.files or (len(unit.files) == 1 and unit.files[0].level == unit.output_level):
+                return CompactResult()
+        assert self.merge_engine is not None
         lookup = LookupResult({}, None)
         before_vectors = dv.current() if dv is not None else None
         if dv is not None:
@@ -171,12 +170,38 @@ class BucketCompactor:
             writer=self.writer,
             older_rows=(lambda rows: lookup.older_rows(rows, self.schema.trimmed_primary_keys)) if dv is not None else None,
             must_rewrite=self._must_rewrite(unit.output_level, levels.max_level) if dv is not None else None,
+            force_rewrite_all=self.force_rewrite_all,
         )
-        result = task.run(unit.files)
+        result = task.rewrite_files(unit.files) if unit.file_rewrite else task.run(unit.files)
         if self.options.changelog_producer == "full-compaction" and unit.output_level == levels.max_level:
             result.changelog += self._full_compaction_changelog(files, result, levels.max_level, before_vectors)
         if dv is not None:
             apply_compaction(dv, result, lookup)
+        return result
+
+    def _compact_append(self, files: Sequence[DataFileMeta], *, full: bool, min_size: int) -> CompactResult:
+        """Append tables: small files concatenated in sequence order; with
+        ``compaction.force-rewrite-all-files`` a full compaction rewrites every file. A
+        bucket-unaware table is planned in chunks of ``compaction.file-num-limit`` files in scan
+        order (Paimon's AppendCompactCoordinator scans that many files per plan)."""
+        force = full and self.force_rewrite_all
+        chunks: list[Sequence[DataFileMeta]] = [files]
+        if self.options.bucket == -1 and not force:
+            limit = self.options.get("compaction.file-num-limit")
+            chunks = [files[i : i + limit] for i in range(0, len(files), limit)]
+        result = CompactResult()
+        for chunk in chunks:
+            picked = pick_append_files(
+                chunk,
+                small_file_size=min_size,
+                min_file_num=self.options.compaction_min_file_num,
+                max_file_num=self.options.compaction_max_file_num,
+                full=full,
+                force_rewrite_all=force,
+            )
+            done = compact_append(picked, read_file=self.read_file, writer=self.writer, rewrite_single=force)
+            result.before.extend(done.before)
+            result.after.extend(done.after)
         return result
 
     def _needs_old_values(self) -> bool:

@@ -63,6 +63,7 @@ class MergeTreeCompactTask:
         must_rewrite: Callable[[DataFileMeta], bool] | None = None,
         read_batches: FileBatches | None = None,
         slice_bytes: int = SLICE_BYTES,
+        force_rewrite_all: bool = False,
     ) -> None:
         """``read_batches``: a file's rows batch by batch (default: ``read_file`` whole), read
         into slices of about ``slice_bytes``."""
@@ -82,6 +83,8 @@ class MergeTreeCompactTask:
         self.must_rewrite = must_rewrite
         self.read_batches = read_batches or self._whole_file
         self.slice_bytes = slice_bytes
+        # compaction.force-rewrite-all-files: no file keeps its bytes (Paimon rewrites instead of upgrading)
+        self.force_rewrite_all = force_rewrite_all
         self.slices_merged = 0  # for tests: how many slices the rewrites took
 
     def run(self, files: Sequence[DataFileMeta]) -> CompactResult:
@@ -100,7 +103,17 @@ class MergeTreeCompactTask:
         self._rewrite(candidate, result)
         return result
 
+    def rewrite_files(self, files: Sequence[DataFileMeta]) -> CompactResult:
+        """Paimon's FileRewriteCompactTask: each file rewritten on its own to the output level."""
+        result = CompactResult()
+        for f in files:
+            self._rewrite_sections([[f]], result)
+        return result
+
     def _upgrade(self, f: DataFileMeta, result: CompactResult) -> None:
+        if self.force_rewrite_all:
+            self._rewrite_sections([[f]], result)
+            return
         if f.level == self.output_level:
             return
         if self.must_rewrite is not None and self.must_rewrite(f):
@@ -142,7 +155,7 @@ class MergeTreeCompactTask:
         older = self.older_rows(rows) if self.older_rows is not None else None
         if older is not None:
             rows = pa.concat_tables([older, rows])
-        ordered = rows.take(sort_indices(rows, self.sort_columns))
+        ordered = rows.take(sort_indices(rows, self.sort_columns, descending=self.merge_engine.descending_fields))
         if self.drop_delete:
             return self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
         return self.merge_engine.merge(ordered, self.key_names)

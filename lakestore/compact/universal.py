@@ -3,7 +3,7 @@ of a bucket to merge and the level to write them to."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lakestore.compact.levels import LevelSortedRun
@@ -14,6 +14,9 @@ from lakestore.meta.manifest import DataFileMeta
 class CompactUnit:
     output_level: int
     runs: tuple[LevelSortedRun, ...]
+    # Paimon's FileRewriteCompactTask: each file rewritten on its own to the output level (a full
+    # compaction of a bucket that is already one top-level run)
+    file_rewrite: bool = False
 
     @property
     def files(self) -> list[DataFileMeta]:
@@ -25,9 +28,14 @@ class UniversalCompaction:
     max_size_amplification_percent: int
     size_ratio: int
     num_run_compaction_trigger: int
+    # compaction.total-size-threshold (Paimon's EarlyFullCompaction): a bucket of several sorted
+    # runs smaller than this in total is compacted fully
+    total_size_threshold: int | None = None
 
     def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
         max_level = num_levels - 1
+        if self.total_size_threshold is not None and len(runs) > 1 and sum(r.total_size for r in runs) < self.total_size_threshold:
+            return CompactUnit(max_level, tuple(runs))
         unit = self._pick_for_size_amp(max_level, runs)
         if unit is not None:
             return unit
@@ -83,10 +91,24 @@ class UniversalCompaction:
         return CompactUnit(output_level, tuple(runs[:run_count]))
 
 
-def pick_full_compaction(num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
+def pick_full_compaction(
+    num_levels: int,
+    runs: Sequence[LevelSortedRun],
+    *,
+    force_rewrite_all: bool = False,
+    has_vector: Callable[[DataFileMeta], bool] | None = None,
+) -> CompactUnit | None:
+    """Paimon's CompactStrategy.pickFullCompaction: every run merged to the top level; a bucket
+    that is one top-level run already rewrites, file by file, every file with
+    ``compaction.force-rewrite-all-files``, else the files that have a deletion vector."""
     max_level = num_levels - 1
-    if not runs or (len(runs) == 1 and runs[0].level == max_level):
+    if not runs:
         return None
+    if len(runs) == 1 and runs[0].level == max_level:
+        picked = tuple(f for f in runs[0].files if force_rewrite_all or (has_vector is not None and has_vector(f)))
+        if not picked:
+            return None
+        return CompactUnit(max_level, (LevelSortedRun(max_level, picked),), file_rewrite=True)
     return CompactUnit(max_level, tuple(runs))
 
 
@@ -104,4 +126,8 @@ def pick_force_up_level0(picker: UniversalCompaction, num_levels: int, runs: Seq
         level0_runs += 1
     if level0_runs == 0:
         return None
+    if level0_runs < len(runs) and runs[level0_runs].level == 1:
+        # level 1 is merged with level 0 (Paimon 2.0), so that the size ratio against level 2
+        # counts both, and level 0 never lands on a level holding older rows below it
+        level0_runs += 1
     return picker.pick_for_size_ratio(num_levels - 1, runs, level0_runs, force_pick=True)

@@ -3,7 +3,8 @@
 Which snapshots go: with ``latest`` and ``earliest`` the newest and oldest snapshot ids,
 - at most ``num-retained.max`` snapshots stay: every id below ``latest - max + 1`` goes;
 - at least ``num-retained.min`` stay: nothing from ``latest - min + 1`` on goes;
-- a consumer's ``nextSnapshot`` and everything after it stay;
+- a consumer's ``nextSnapshot`` and everything after it stay (consumers not updated within
+  ``consumer.expiration-time`` are deleted first and protect nothing);
 - at most ``snapshot.expire.limit`` snapshots go per call;
 - between those bounds, a snapshot goes only when it is older than ``time-retained``; the
   first one that is not stops the scan (as Paimon's ExpireSnapshotsImpl).
@@ -27,6 +28,7 @@ from lakestore.errors import OptionError
 from lakestore.lifecycle.changelog_expire import Retention, changelog_retention, expire_changelogs, is_decoupled
 from lakestore.lifecycle.files import TableFiles, chain_references, consumer_min_next_snapshot, delete_files
 from lakestore.lifecycle.tags import TagManager, retained_references
+from lakestore.meta.consumer import ConsumerManager
 
 if TYPE_CHECKING:
     from lakestore.table import Table
@@ -70,7 +72,8 @@ def expire_snapshots(
     if retained_ms < 0 or limit < 1:
         raise OptionError("time_retained_ms must be >= 0 and the expire limit >= 1")
     now = now_ms if now_ms is not None else int(time.time() * 1000)
-    expired_tags = _expire_tags(table)
+    expired_tags = _expire_tags(table) if options.get("tag.time-expire-enabled") else ()
+    expire_consumers(table, now_ms=now)  # first, so that an abandoned consumer protects nothing
     snapshot_retention = Retention(min=retain_min, max=retain_max, time_ms=retained_ms)
     changelogs = changelog_retention(options, snapshot_retention)
     decoupled = is_decoupled(changelogs, snapshot_retention)
@@ -124,6 +127,16 @@ def expire_until(table: Table, earliest: int, end_exclusive: int, *, keep_change
         table.file_io.delete(manager.path(snapshot_id))
     manager.write_earliest_hint(end_exclusive)
     return ExpireResult(tuple(expiring_ids), len(gone.data), len(gone.changelog), len(gone.manifests), (), end_exclusive)
+
+
+def expire_consumers(table: Table, *, now_ms: int | None = None) -> tuple[str, ...]:
+    """``consumer.expiration-time``: delete the consumers not updated within it (Paimon's
+    committer does so before expiring snapshots). Returns their ids."""
+    expiration = table.options.get("consumer.expiration-time")
+    if expiration is None:
+        return ()
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
+    return tuple(ConsumerManager(table.file_io, table.metadata_path).expire(now - expiration))
 
 
 def _expire_tags(table: Table) -> tuple[str, ...]:

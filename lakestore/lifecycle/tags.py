@@ -13,12 +13,12 @@ import dataclasses
 import datetime as dt
 import json
 import re
-import time
+import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakestore.errors import CorruptMetadataError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
+from lakestore.errors import CorruptMetadataError, OptionError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
@@ -174,61 +174,185 @@ class TagManager:
 
 
 # -- automatic tags ------------------------------------------------------------------------------
-_PERIODS_MS = {"daily": 86_400_000, "hourly": 3_600_000, "two-hours": 7_200_000}
+# Paimon 2.0's TagAutoCreation / TagPeriodHandler / TagTimeExtractor. A snapshot's time (its
+# commit time in ``sink.process-time-zone``, or its watermark in ``sink.watermark-time-zone``)
+# is compared with the next tag time; once ``time - tag.creation-delay`` reaches the end of the
+# period after the latest automatic tag, that snapshot is tagged with the period before its
+# time's (or, with ``tag.automatic-completion``, with the next missing period).
+_HOUR_MS = 3_600_000
+_DAY_MS = 24 * _HOUR_MS
+# (regex, strftime) per name format; fields have fixed widths as Paimon's strict formatters
+_DAY_DASHES = (r"(\d{4})-(\d{2})-(\d{2})", "%Y-%m-%d")
+_DAY_PLAIN = (r"(\d{4})(\d{2})(\d{2})", "%Y%m%d")
+_HOUR_DASHES = (r"(\d{4})-(\d{2})-(\d{2}) (\d{2})", "%Y-%m-%d %H")
+_HOUR_PLAIN = (r"(\d{4})(\d{2})(\d{2}) (\d{2})", "%Y%m%d %H")
+_HOUR_COMPACT = (r"(\d{4})(\d{2})(\d{2})(\d{2})", "%Y%m%d%H")
+_MINUTE = (r"(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})", "%Y%m%d%H%M")
 
 
-def _auto_tag_name(start: dt.datetime, period: str) -> str:
-    return start.strftime("%Y-%m-%d") if period == "daily" else start.strftime("%Y-%m-%d %H")
+@dataclass(frozen=True)
+class TagPeriod:
+    """How automatic tags of one table are named and spaced (Paimon's TagPeriodHandler)."""
+
+    period_ms: int
+    pattern: str
+    fmt: str
+    daily: bool = False  # a daily name is its date; Paimon ignores anything after a space
+
+    @classmethod
+    def of(cls, period: str, formatter: str = "with_dashes", duration_ms: int | None = None) -> TagPeriod:
+        if duration_ms is not None:  # tag.creation-period-duration overrides tag.creation-period
+            if duration_ms <= 0:
+                raise OptionError(f"tag.creation-period-duration must be positive, got {duration_ms} ms")
+            return cls(duration_ms, *_MINUTE)
+        if period == "daily":
+            return cls(_DAY_MS, *(_DAY_DASHES if formatter == "with_dashes" else _DAY_PLAIN), daily=True)
+        if period == "hourly":
+            fmt = {"with_dashes": _HOUR_DASHES, "without_dashes": _HOUR_PLAIN}.get(formatter, _HOUR_COMPACT)
+            return cls(_HOUR_MS, *fmt)
+        if period == "two-hours":
+            return cls(2 * _HOUR_MS, *_HOUR_DASHES)  # Paimon formats two-hour tags with dashes always
+        raise OptionError(f"unsupported tag.creation-period {period!r}")
+
+    def tag_to_time(self, name: str) -> dt.datetime | None:
+        """The period start a tag name stands for, or None for a name not of this format."""
+        if self.daily:
+            name = name.split(" ")[0]
+        match = re.fullmatch(self.pattern, name)
+        if match is None:
+            return None
+        parts = [int(g) for g in match.groups()]
+        try:
+            hour, minute = (parts + [0, 0])[3:5] if not self.daily else (0, 0)
+            return dt.datetime(parts[0], parts[1], parts[2], hour, minute)
+        except ValueError:
+            return None
+
+    def time_to_tag(self, start: dt.datetime) -> str:
+        return start.strftime(self.fmt)
+
+    def previous_period(self, time_: dt.datetime) -> dt.datetime:
+        """The start of the period before the one ``time_`` falls in; periods are counted from
+        1970-01-01 00:00 of the same wall clock (local times taken as UTC, as Paimon does)."""
+        millis = (time_ - _EPOCH) // dt.timedelta(milliseconds=1)
+        start = _EPOCH + dt.timedelta(milliseconds=(millis // self.period_ms) * self.period_ms)
+        return start - dt.timedelta(milliseconds=self.period_ms)
+
+    def next_period(self, start: dt.datetime) -> dt.datetime:
+        return start + dt.timedelta(milliseconds=self.period_ms)
 
 
-def auto_create_tags(table: Table, *, now_ms: int | None = None) -> list[str]:
-    """Paimon's process-time tag auto-creation, run after a commit: once a period (plus
-    ``tag.creation-delay``) has ended, tag the latest snapshot with the period's name
-    (``2024-01-01`` daily, ``2024-01-01 13`` hourly); keep at most ``tag.num-retained-max``
-    automatic tags. Returns the names created."""
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def tag_period(options: Any) -> TagPeriod:
+    """The table's TagPeriod (``tag.creation-period``, ``tag.period-formatter``,
+    ``tag.creation-period-duration``)."""
+    period = TagPeriod.of(
+        options.get("tag.creation-period"), options.get("tag.period-formatter"), options.get("tag.creation-period-duration")
+    )
+    delay = options.get("tag.creation-delay")
+    if delay >= period.period_ms:  # Paimon's validateDelay
+        raise OptionError(f"tag.creation-delay ({delay} ms) must be shorter than one tag period ({period.period_ms} ms)")
+    return period
+
+
+def _zone(name: str | None) -> dt.tzinfo | None:
+    """A Java zone id: a region (``Asia/Shanghai``), ``UTC``/``Z``, or an offset (``GMT+08:00``,
+    ``+08:00``); None = the local zone."""
+    if name is None:
+        return None
+    text = name.strip()
+    offset = re.fullmatch(r"(?:GMT|UTC|UT)?([+-])(\d{1,2})(?::?(\d{2}))?", text)
+    if text in ("Z", "UTC", "GMT", "UT"):
+        return dt.UTC
+    if offset is not None:
+        sign = -1 if offset.group(1) == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0)))
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise OptionError(f"unknown time zone {name!r}") from exc
+
+
+def _local_time(millis: int, zone: dt.tzinfo | None) -> dt.datetime:
+    moment = dt.datetime.fromtimestamp(millis / 1000, tz=zone or None)
+    return moment.replace(tzinfo=None)
+
+
+def snapshot_tag_time(snapshot: Snapshot, options: Any) -> dt.datetime | None:
+    """The time automatic tagging sees for a snapshot (Paimon's TagTimeExtractor): its commit time
+    (process-time) or its watermark (watermark mode; None when it has none)."""
+    if options.get("tag.automatic-creation") == "watermark":
+        if snapshot.watermark is None or snapshot.watermark == _LONG_MIN:
+            return None
+        return _local_time(snapshot.watermark, _zone(options.get("sink.watermark-time-zone")))
+    return _local_time(snapshot.time_millis, _zone(options.get("sink.process-time-zone")))
+
+
+_LONG_MIN = -(2**63)
+
+
+def auto_create_tags(table: Table) -> list[str]:
+    """Paimon's TagAutoCreation, run after a commit: walk the snapshots after the latest
+    automatic tag's; tag each whose time minus ``tag.creation-delay`` has reached the end of the
+    period after the latest tag with the period before its time; keep at most
+    ``tag.num-retained-max`` automatic tags (oldest snapshots' go). Returns the names created."""
     options = table.options
-    mode = options.tag_automatic_creation
-    if mode in (None, "none"):
+    if options.get("tag.automatic-creation") in (None, "none"):
         return []
-    if mode != "process-time":
-        return []  # watermark/batch modes are refused by the option parser
-    period = options.tag_creation_period
-    delay_ms = options.tag_creation_delay_ms
-    now = dt.datetime.fromtimestamp(((now_ms if now_ms is not None else int(time.time() * 1000)) - delay_ms) / 1000)
-    step = dt.timedelta(milliseconds=_PERIODS_MS[period])
-    if period == "daily":
-        current = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    else:
-        hours = _PERIODS_MS[period] // 3_600_000
-        current = now.replace(hour=now.hour - now.hour % hours, minute=0, second=0, microsecond=0)
-    previous = current - step  # the most recent period that has ended
+    period = tag_period(options)
+    delay = dt.timedelta(milliseconds=options.get("tag.creation-delay"))
+    completion = options.get("tag.automatic-completion")
     manager = TagManager(table)
-    name = _auto_tag_name(previous, period)
+    snapshots = table.snapshot_manager
+    auto = {n: t for n in manager.names() if (t := period.tag_to_time(n)) is not None}
+    next_tag: dt.datetime | None = None
+    if auto:
+        latest = max(auto, key=lambda n: auto[n])
+        try:
+            next_snapshot = manager.get(latest).snapshot_id + 1
+            next_tag = period.next_period(auto[latest])
+        except TagNotFoundError:  # deleted concurrently: start over, as a new committer would
+            next_snapshot = snapshots.earliest_id() or 1
+    else:
+        next_snapshot = snapshots.earliest_id() or 1
     created: list[str] = []
-    snapshot = table.latest_snapshot()
-    auto = [n for n in manager.names() if _is_auto_name(n, period)]
-    if snapshot is not None and name not in auto and (not auto or max(auto) < name):
+    latest_id = snapshots.latest_id()
+    while latest_id is not None and next_snapshot <= latest_id:
+        if not snapshots.exists(next_snapshot):
+            earliest = snapshots.earliest_id()
+            if earliest is not None and earliest > next_snapshot:
+                next_snapshot = earliest  # expired meanwhile
+                continue
+            break
+        snapshot = snapshots.get(next_snapshot)
+        next_snapshot += 1
+        when = snapshot_tag_time(snapshot, options)
+        if when is None:
+            continue
+        if next_tag is not None and when - delay < period.next_period(next_tag):
+            continue
+        this_tag = next_tag if (completion and next_tag is not None) else period.previous_period(when)
+        name = period.time_to_tag(this_tag)
         try:
             manager.create_from_snapshot(name, snapshot, time_retained_ms=options.tag_default_time_retained_ms)
             created.append(name)
-            auto.append(name)
         except TagAlreadyExistsError:
-            pass  # another committer created it
-    limit = options.tag_num_retained_max
-    if limit is not None:
-        for old in sorted(auto)[: max(0, len(auto) - limit)]:
-            with contextlib.suppress(TagNotFoundError):
-                manager.delete(old)
+            pass  # Paimon ignores an existing tag of that name
+        next_tag = period.next_period(this_tag)
+        _retain_auto_tags(manager, period, options.tag_num_retained_max)
     return created
 
 
-def _is_auto_name(name: str, period: str) -> bool:
-    fmt = "%Y-%m-%d" if period == "daily" else "%Y-%m-%d %H"
-    try:
-        dt.datetime.strptime(name, fmt)
-    except ValueError:
-        return False
-    return True
+def _retain_auto_tags(manager: TagManager, period: TagPeriod, limit: int | None) -> None:
+    """At most ``limit`` automatic tags: those of the oldest snapshots go first."""
+    if limit is None:
+        return
+    auto = [t for t in manager.tags() if period.tag_to_time(t.name) is not None]  # ordered by snapshot
+    for tag in auto[: max(0, len(auto) - limit)]:
+        with contextlib.suppress(TagNotFoundError):
+            manager.delete(tag.name)
 
 
 def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()) -> References:

@@ -1,5 +1,11 @@
 """Consumers (``consumer/consumer-<id>``): a streaming reader's persisted position,
-``{"nextSnapshot": N}``. Expiration keeps snapshot N and everything after it."""
+``{"nextSnapshot": N}``. Expiration keeps snapshot N and everything after it.
+
+``consumer.expiration-time``: a consumer file not rewritten within it is deleted before snapshot
+expiration and stops protecting snapshots (Paimon's ConsumerManager.expire, by the file's
+modification time). ``consumer.mode`` (exactly-once, at-least-once) says which position Paimon's
+parallel Flink readers record; lakestore's one reader records a snapshot once all its changes were
+returned, which is the exactly-once position and satisfies at-least-once as well."""
 
 from __future__ import annotations
 
@@ -53,3 +59,14 @@ class ConsumerManager:
                 if value is not None:
                     out[name[len("consumer-") :]] = value
         return out
+
+    def expire(self, older_than_ms: int) -> list[str]:
+        """Delete the consumers whose file was last written before ``older_than_ms``; returns their ids."""
+        expired = []
+        for status in self.file_io.list_status(self.directory):
+            name = status.path.rstrip("/").rsplit("/", 1)[-1]
+            if status.is_dir or not name.startswith("consumer-") or status.mtime_ms >= older_than_ms:
+                continue
+            self.file_io.delete(f"{self.directory}/{name}")
+            expired.append(name[len("consumer-") :])
+        return expired

@@ -142,11 +142,8 @@ _ignore(
     "metastore.tag-to-partition",
     "metastore.tag-to-partition.preview",
     "tag.create-success-file",
-    "tag.automatic-completion",
     "tag.batch.customized-name",
     "snapshot.watermark-idle-timeout",
-    "sink.watermark-time-zone",
-    "sink.process-time-zone",
     "materialized-table.definition-query",
     "materialized-table.interval-freshness",
     "materialized-table.interval-freshness.time-unit",
@@ -166,8 +163,6 @@ _ignore(
     "vector-index.search-mode",
     "full-text-index.search-mode",
     "global-index.thread-num",
-    "consumer.expiration-time",
-    "consumer.mode",
     "consumer.ignore-progress",
     "consumer.changelog-only",
     "scan.ignore-corrupt-files",  # lakestore raises on such files instead of skipping them
@@ -185,12 +180,8 @@ _ignore(
     "compaction.offpeak.start.hour",
     "compaction.offpeak.end.hour",
     "compaction.offpeak-ratio",
-    "compaction.total-size-threshold",
     "compaction.incremental-size-threshold",
-    "compaction.file-num-limit",
-    "compaction.delete-ratio-threshold",
     "compaction.small-file-ratio",
-    "compaction.force-rewrite-all-files",
     "compaction.skip-expired-partitions",
     "overwrite-upgrade",
     "manifest.full-compaction-threshold-size",
@@ -448,10 +439,3 @@ _refuse("adding columns before the partition columns is not implemented", "add-c
 _refuse(
     "timestamp formats checked strictly by partition expiration are not implemented", "partition.timestamp-format.strict", allowed=_FALSE
 )
-_TAGS = (
-    "tag naming and expiration other than lakestore's (daily/hourly/two-hours, dashed names, expiring by"
-    " time) are not implemented: automatic tags would get other names or lifetimes than Paimon gives them"
-)
-_refuse(_TAGS, "tag.creation-period-duration")
-_refuse(_TAGS, "tag.period-formatter", allowed=("with_dashes",))
-_refuse(_TAGS, "tag.time-expire-enabled", allowed=("true",))

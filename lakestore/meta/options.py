@@ -193,6 +193,11 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("compaction.size-ratio", "1", _int),
         OptionSpec("compaction.min.file-num", "5", _positive_int),
         OptionSpec("compaction.max.file-num", "50", _positive_int),
+        # Paimon 2.0's EarlyFullCompaction, forced rewrites and append-compaction limits (lakestore/compact)
+        OptionSpec("compaction.force-rewrite-all-files", "false", _bool),
+        OptionSpec("compaction.total-size-threshold", None, parse_memory),
+        OptionSpec("compaction.file-num-limit", "100000", _positive_int),
+        OptionSpec("compaction.delete-ratio-threshold", "0.2", float),
         OptionSpec("snapshot.num-retained.min", "10", _positive_int),
         OptionSpec("snapshot.num-retained.max", None, _positive_int),
         OptionSpec("snapshot.time-retained", "1 h", parse_duration_ms),
@@ -203,8 +208,17 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("changelog.time-retained", None, parse_duration_ms),
         # lifecycle (lakestore/lifecycle): expiration after commit, automatic tags
         OptionSpec("snapshot.expire.execution-mode", "sync", _choice("sync", "async")),
-        OptionSpec("tag.automatic-creation", "none", _choice("none", "process-time")),
+        OptionSpec("tag.automatic-creation", "none", _choice("none", "process-time", "watermark")),
         OptionSpec("tag.creation-period", "daily", _choice("daily", "hourly", "two-hours")),
+        OptionSpec("tag.creation-period-duration", None, parse_duration_ms),
+        OptionSpec("tag.period-formatter", "with_dashes", _choice("with_dashes", "without_dashes", "without_dashes_and_spaces")),
+        OptionSpec("tag.automatic-completion", "false", _bool),
+        OptionSpec("tag.time-expire-enabled", "true", _bool),
+        OptionSpec("sink.watermark-time-zone", "UTC", str),  # the zone of watermark tags (lakestore/lifecycle/tags.py)
+        OptionSpec("sink.process-time-zone", None, str),  # the zone of process-time tags; unset = the local zone
+        # consumers (lakestore/meta/consumer.py, lakestore/lifecycle/expire.py)
+        OptionSpec("consumer.mode", "exactly-once", _choice("exactly-once", "at-least-once")),
+        OptionSpec("consumer.expiration-time", None, parse_duration_ms),
         OptionSpec("tag.creation-delay", "0 ms", parse_duration_ms),
         OptionSpec("tag.num-retained-max", None, _positive_int),
         OptionSpec("tag.default-time-retained", None, parse_duration_ms),
@@ -272,6 +286,12 @@ _WRITE_SIDE_KEYS = frozenset(
         "compaction.min.file-num",
         "compaction.max.file-num",
         "full-compaction.delta-commits",
+        "compaction.force-rewrite-all-files",
+        "compaction.total-size-threshold",
+        "compaction.file-num-limit",
+        "compaction.delete-ratio-threshold",
+        "consumer.mode",
+        "consumer.expiration-time",
     }
 )
 _WRITE_SIDE_PREFIXES = ("metadata.stats-", "snapshot.", "changelog.", "tag.", "partition.expiration-", "partition.timestamp-")

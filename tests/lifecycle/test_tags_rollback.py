@@ -103,19 +103,31 @@ def test_rollback_to_tag_of_expired_snapshot(catalog):
 
 
 def test_automatic_daily_tags(catalog):
+    """Paimon's TagAutoCreation: the first snapshot is tagged with the day before its commit day;
+    later snapshots once their commit time passes the end of the next day (see
+    tests/lifecycle/test_auto_tags.py for the period options)."""
     t = _table(catalog, **{"tag.automatic-creation": "process-time", "tag.creation-period": "daily", "tag.num-retained-max": "2"})
     t.write_arrow(batch("a", [1], 1.0))  # commit hook: tags yesterday's period
     assert len(t.tags()) == 1
     day = 86_400_000
-    base = int(time.time() * 1000)
+    base = t.latest_snapshot().time_millis
     created = []
     for d in range(1, 4):
-        t.write_arrow(batch("a", [d + 1], 1.0))
-        created += auto_create_tags(t, now_ms=base + d * day)
+        snapshot = t.write_arrow(batch("a", [d + 1], 1.0))
+        set_snapshot_time(t, snapshot.id, base + d * day)
+        created += auto_create_tags(t)
     assert len(created) == 3
     names = [x.name for x in t.tags()]
     assert len(names) == 2 and sorted(names) == sorted(created[-2:])
     assert [x.snapshot_id for x in t.tags()] == [3, 4]
+
+
+def set_snapshot_time(table, snapshot_id: int, time_millis: int) -> None:
+    """Rewrite a snapshot's commit time (tests of time-driven maintenance)."""
+    path = table.snapshot_manager.path(snapshot_id)
+    doc = json.loads(table.file_io.read_bytes(path))
+    doc["timeMillis"] = time_millis
+    table.file_io.write_bytes(path, json.dumps(doc).encode())
 
 
 def test_options_of_lifecycle_are_validated(catalog):

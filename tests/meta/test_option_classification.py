@@ -127,7 +127,7 @@ def _iso_duration_ms(text: str) -> int:
         ({"sequence.field.sort-order": "ascending"}, True, True),
         ({"sequence.field.sort-order": "descending"}, False, False),
         ({"data-file.thin-mode": "true"}, False, False),
-        ({"tag.period-formatter": "without_dashes"}, False, True),
+        ({"tag.period-formatter": "without_dashes"}, True, True),  # implemented (lifecycle/tags.py)
         ({"record-level.expire-time": "1 d"}, False, True),
         ({"option.of.a.later.paimon": "x"}, False, True),
     ],
@@ -170,7 +170,7 @@ def test_bad_values_name_option_and_feature(key, value):
 @pytest.mark.parametrize(
     "options",
     [
-        {"tag.automatic-creation": "watermark"},
+        {"tag.automatic-creation": "batch"},
         {"changelog-file.compression": "lzo"},
         {"metadata.stats-mode": "truncate(0)"},
         {"snapshot.expire.execution-mode": "nonsense"},
