@@ -34,6 +34,7 @@ from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.read.changes import ChangeReader, StreamScan
+from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
@@ -332,14 +333,19 @@ class Table:
     def _read_plan(
         self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None
     ) -> tuple[list[str], list[Split], pa.Schema]:  # noqa: A002
-        selected = self._columns(columns, schema)
+        # row-tracking tables: _ROW_ID and _SEQUENCE_NUMBER on request (Paimon's $row_tracking columns)
+        tracking = ROW_TRACKING_FIELDS if schema.core_options().row_tracking and not schema.primary_keys else {}
+        plain = None if columns is None else [c for c in columns if c not in tracking or c in schema.field_names]
+        selected = self._columns(plain, schema)  # validates the table's own columns
+        if columns is not None:
+            selected = list(columns)
         if filter is not None:
             unknown = [c for c in filter.columns() if c not in schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
         splits = ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
         full = schema.arrow_schema()
-        return selected, splits, pa.schema([full.field(c) for c in selected])
+        return selected, splits, pa.schema([full.field(c) if c in schema.field_names else tracking[c] for c in selected])
 
     def _read(self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None) -> pa.Table:  # noqa: A002
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)

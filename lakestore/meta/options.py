@@ -401,10 +401,6 @@ def _row_tracking_refusals(
         reason = "deletion vectors of data-evolution tables (anchored on a row-id range) are not implemented"
         writes.append(("data-evolution.enabled", reason))
         reads.append(("data-evolution.enabled", reason))
-    if evolution:  # TEMPORARY until lakestore/read/data_evolution.py lands
-        reason = "data-evolution.enabled=true: merging files that share a row-id range is not implemented yet"
-        writes.append(("data-evolution.enabled", reason))
-        reads.append(("data-evolution.enabled", reason))
     key = "data-evolution.enabled" if evolution else "row-tracking.enabled"
     return ((key, f"{key}=true: compaction that keeps row ids is not implemented"),)
 

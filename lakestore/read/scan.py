@@ -102,6 +102,10 @@ class ScanPlanner:
         self.deletion_vectors = schema.core_options().deletion_vectors
         self.skip_level0 = self.primary_key and (schema.core_options().merge_engine == "first-row" or self.deletion_vectors)
         self.postpone = schema.core_options().bucket == POSTPONE_BUCKET
+        # row tracking: files in row-id order; data evolution: a file's statistics say nothing of
+        # the rows once newer files of its row-id range replace some columns, so no file pruning
+        self.row_tracking = schema.core_options().row_tracking and not self.primary_key
+        self.data_evolution = self.row_tracking and schema.core_options().data_evolution
         self._partitions: dict[bytes, tuple[Any, ...]] = {}
 
     def partition_values(self, partition: bytes) -> tuple[Any, ...]:
@@ -170,11 +174,11 @@ class ScanPlanner:
         vectors = self._deletion_files(snapshot) if self.deletion_vectors else {}
         splits = []
         for (partition, bucket), group in groups.items():
-            if predicate is not None:
+            if predicate is not None and not self.data_evolution:
                 group = [e for e in group if self._file_may_match(predicate, e)]
                 if not group:
                     continue
-            files = tuple(sorted((e.file for e in group), key=lambda f: (f.level, f.min_sequence_number)))
+            files = tuple(sorted((e.file for e in group), key=self._file_order))
             splits.append(
                 Split(
                     partition,
@@ -188,6 +192,11 @@ class ScanPlanner:
             )
         splits.sort(key=lambda s: (s.partition, s.bucket))
         return splits
+
+    def _file_order(self, f: DataFileMeta) -> tuple[int, int]:
+        if self.row_tracking and f.first_row_id is not None:
+            return (f.level, f.first_row_id)
+        return (f.level, f.min_sequence_number)
 
     def _bucket_filter(self, predicate: Predicate) -> Callable[[int], set[int]] | None:
         if self.schema.core_options().bucket <= 0:

@@ -12,7 +12,7 @@ import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,8 +26,9 @@ from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.paths import TablePaths
 from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.read.data_evolution import ROW_TRACKING_COLUMNS, ROW_TRACKING_FIELDS, read_group, row_id_groups, tracking_columns
 from lakestore.read.deletion_vectors import apply_vector, read_vectors
-from lakestore.read.parquet_read import ReadCounters
+from lakestore.read.parquet_read import ReadCounters, read_parquet_file
 from lakestore.read.predicate import Predicate, apply_filter, restrict
 from lakestore.read.scan import Split
 from lakestore.read.schema_evolution import read_as_schema
@@ -56,6 +57,10 @@ class SplitReader:
         self.paths = TablePaths.of(table_path, schema)
         self.primary_key = bool(schema.primary_keys)
         self.deletion_vectors = self.options.deletion_vectors
+        # row tracking: _ROW_ID / _SEQUENCE_NUMBER on request; data evolution: files sharing a
+        # row-id range merged column-wise (lakestore/read/data_evolution.py)
+        self.row_tracking = self.options.row_tracking and not schema.primary_keys
+        self.data_evolution = self.row_tracking and self.options.data_evolution
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
         self.key_names = list(schema.trimmed_primary_keys)
         self.sequence_fields = list(self.options.sequence_fields)
@@ -119,6 +124,9 @@ class SplitReader:
 
     # -- pieces -------------------------------------------------------------------------------
     def pieces(self, split: Split) -> list[Piece]:
+        if self.data_evolution:
+            # one piece per group of files sharing a row-id range (read together, merged)
+            return [Piece(replace(split, files=tuple(group))) for group in row_id_groups(split.files, source=self.table_path)]
         if self.deletion_vectors or (self.primary_key and not split.raw_convertible):
             return [Piece(split)]
         return [Piece(split, f) for f in split.files]
@@ -134,16 +142,22 @@ class SplitReader:
         needed = list(dict.fromkeys(list(columns) + sorted(predicate.columns() if predicate else [])))
         # Partition columns filled from the split's values are not read; a read of those alone
         # still reads one column, which carries the row count.
-        to_read = [c for c in needed if c not in self._constants] or [self._row_count_column]
-        if piece.file is not None:
-            # Rows are final: row groups are pruned by the predicate itself, retractions dropped.
+        tracking = [c for c in needed if c in ROW_TRACKING_COLUMNS] if self.row_tracking else []
+        to_read = [c for c in needed if c not in self._constants and c not in tracking] or [self._row_count_column]
+        if self.data_evolution:
+            table = self._read_evolved(split, [c for c in needed if c not in self._constants and c not in tracking], tracking)
+        elif piece.file is not None:
+            # Rows are final: row groups are pruned by the predicate itself, retractions dropped
+            # (not when row ids are wanted: they are positions in the file).
             clean = not self.primary_key or piece.file.delete_row_count == 0
-            row_limit = limit if clean and predicate is None else None
-            table = self._read_file(split, piece.file, to_read, [] if clean else [VALUE_KIND], prune=predicate, row_limit=row_limit)
+            row_limit = limit if clean and predicate is None and not tracking else None
+            prune = None if tracking else predicate
+            table = self._read_file(split, piece.file, to_read, [] if clean else [VALUE_KIND], prune=prune, row_limit=row_limit)
+            table = self._with_tracking(split, piece.file, table, tracking)
             if not clean:
                 table = drop_retracts(table)
         elif self.deletion_vectors:
-            table = self._read_with_vectors(split, to_read)
+            table = self._read_with_vectors(split, to_read, tracking)
         else:
             table = self._merge(split, to_read, predicate)
         table = self._with_constants(table, split, needed)
@@ -159,13 +173,48 @@ class SplitReader:
             table = table.append_column(pa.field(name, arrow_type), column)
         return table
 
-    def _read_with_vectors(self, split: Split, columns: Sequence[str]) -> pa.Table:
+    def _read_physical(self, split: Split, f: DataFileMeta, names: Sequence[str]) -> pa.Table:
+        """Physical columns of a data file as stored (its row-tracking columns)."""
+        path = self.file_path(split.partition_values, split.bucket, f)
+        table, _ = read_parquet_file(self.io_of(path), path, list(names), counters=self.counters)
+        return table
+
+    def _with_tracking(self, split: Split, f: DataFileMeta, table: pa.Table, tracking: Sequence[str]) -> pa.Table:
+        """``table`` (every row of file ``f``, in file order) with the row-tracking columns."""
+        if not tracking:
+            return table
+        arrays = tracking_columns(f, tracking, lambda g, names: self._read_physical(split, g, names), source=self.table_path)
+        for name, array in zip(tracking, arrays, strict=True):
+            table = table.append_column(ROW_TRACKING_FIELDS[name], array)
+        return table
+
+    def _read_evolved(self, split: Split, columns: Sequence[str], tracking: Sequence[str]) -> pa.Table:
+        """One row-id group of a data-evolution table, merged column-wise (newest file first)."""
+        parts = [
+            read_group(
+                group,
+                columns,
+                tracking,
+                self.schema,
+                self.schemas,
+                lambda f, names: self._read_file(split, f, names, []),
+                lambda f, names: self._read_physical(split, f, names),
+                source=self.table_path,
+            )
+            for group in row_id_groups(split.files, source=self.table_path)
+        ]
+        return _concat(parts)
+
+    def _read_with_vectors(self, split: Split, columns: Sequence[str], tracking: Sequence[str] = ()) -> pa.Table:
         # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
         # Vectors hold row positions: each file must be read whole (no row-group pruning).
         vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
         clean = not self.primary_key or all(f.delete_row_count == 0 for f in split.files)
         system = [] if clean else [VALUE_KIND]
-        parts = [apply_vector(self._read_file(split, f, columns, system), vectors.get(f.file_name)) for f in split.files]
+        parts = [
+            apply_vector(self._with_tracking(split, f, self._read_file(split, f, columns, system), tracking), vectors.get(f.file_name))
+            for f in split.files
+        ]
         table = _concat(parts)
         return table if clean else drop_retracts(table)
 

@@ -177,11 +177,15 @@ class JavaOracle:
         assigners: int = 1,
         commit_user: str | None = None,
         commit_identifier: int | None = None,
+        write_columns: Sequence[str] | None = None,
+        first_row_id: int | None = None,
     ) -> int | None:
         """One batch commit; ``overwrite``: {} for the whole table, or a partition. Dynamic-bucket
         tables: ``assigners`` bucket assigners, as a parallel Paimon job runs them. With
         ``commit_user`` and ``commit_identifier``: a streaming commit (StreamWriteBuilder), skipped
-        by Paimon when that user already committed that identifier."""
+        by Paimon when that user already committed that identifier. Data-evolution tables:
+        ``write_columns`` writes only those columns (``withWriteType``) and ``first_row_id`` gives
+        the new files that ``_FIRST_ROW_ID``, so they update the rows of that row-id range."""
         columns, rows = encode_table(data)
         result = self.request(
             "write",
@@ -193,6 +197,8 @@ class JavaOracle:
             assigners=assigners,
             commit_user=commit_user,
             commit_identifier=commit_identifier,
+            write_columns=list(write_columns) if write_columns is not None else None,
+            first_row_id=first_row_id,
         )
         return result["snapshot_id"]
 

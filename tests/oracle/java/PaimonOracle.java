@@ -566,7 +566,13 @@ public class PaimonOracle {
 
     static ObjectNode write(JsonNode req) throws Exception {
         FileStoreTable table = fileTable(req);
-        List<GenericRow> rows = rows(req, table.rowType());
+        // data evolution: "write_columns" writes those columns only (withWriteType), and
+        // "first_row_id" gives the new files that _FIRST_ROW_ID (the rows they update)
+        RowType writeType =
+                present(req, "write_columns")
+                        ? table.rowType().project(stringList(req.get("write_columns")))
+                        : null;
+        List<GenericRow> rows = rows(req, writeType == null ? table.rowType() : writeType);
         int assigners = present(req, "assigners") ? req.get("assigners").asInt() : 1;
         boolean dynamic = table.bucketMode() == BucketMode.HASH_DYNAMIC;
         ObjectNode result = NODES.objectNode();
@@ -595,6 +601,9 @@ public class PaimonOracle {
             try (BatchTableWrite write = builder.newWrite();
                     BatchTableCommit commit = builder.newCommit()) {
                 write.withIOManager(ioManager());
+                if (writeType != null) {
+                    write.withWriteType(writeType);
+                }
                 writeRows(
                         table,
                         write,
@@ -603,7 +612,20 @@ public class PaimonOracle {
                         assigners,
                         "java-oracle",
                         present(req, "overwrite"));
-                commit.commit(write.prepareCommit());
+                List<CommitMessage> messages = write.prepareCommit();
+                if (present(req, "first_row_id")) {
+                    long firstRowId = req.get("first_row_id").asLong();
+                    for (CommitMessage message : messages) {
+                        List<org.apache.paimon.io.DataFileMeta> files =
+                                ((org.apache.paimon.table.sink.CommitMessageImpl) message)
+                                        .newFilesIncrement()
+                                        .newFiles();
+                        for (int i = 0; i < files.size(); i++) {
+                            files.set(i, files.get(i).assignFirstRowId(firstRowId));
+                        }
+                    }
+                }
+                commit.commit(messages);
             }
         }
         result.put("snapshot_id", latestSnapshotId(table));
