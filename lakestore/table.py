@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
-from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError
+from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -24,7 +24,7 @@ from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import Tag, TagManager
-from lakestore.lifecycle.time_travel import resolve, snapshot_at_watermark
+from lakestore.lifecycle.time_travel import resolve, scan_from_options, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
@@ -35,6 +35,8 @@ from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
+from lakestore.read.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
+from lakestore.read.incremental import Bounds, Incremental, IncrementalRead
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
@@ -43,6 +45,20 @@ from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.table_write import InputData, TableWrite
 
 _log = logging.getLogger(__name__)
+# Table options that steer Paimon's scans: honoured by batch reads, refused by ``Table.stream``.
+_SCAN_OPTION_KEYS = (
+    "scan.mode",
+    "log.scan",
+    "scan.snapshot-id",
+    "scan.tag-name",
+    "scan.timestamp-millis",
+    "log.scan.timestamp-millis",
+    "scan.timestamp",
+    "scan.watermark",
+    "scan.version",
+    "incremental-between",
+    "incremental-between-timestamp",
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -233,12 +249,54 @@ class Table:
         self, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None, watermark: int | None = None
     ) -> tuple[Snapshot | None, TableSchema]:
         """The snapshot to read and its schema: the current schema for the latest snapshot, the
-        snapshot's own schema when time travel names one."""
+        snapshot's own schema when time travel names one. Without time-travel arguments, the
+        table's own ``scan.*`` options decide, as Paimon's batch reads honour them."""
         self.schema.require_supported("read", table=self.path)
-        snapshot = self.resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
         if snapshot_id is None and tag is None and timestamp_ms is None and watermark is None:
-            return snapshot, self.schema
+            scan = scan_from_options(self, self.schema.options)
+            if scan.incremental:
+                raise ValueError(f"table {self.identifier} has incremental-between options: read it with to_arrow / to_batches")
+            if not scan.travel:
+                return self.resolve_snapshot(), self.schema
+            snapshot = self.resolve_snapshot(**scan.travel)
+            return snapshot, self.schema_at(snapshot)
+        snapshot = self.resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
         return snapshot, self.schema_at(snapshot)
+
+    def _incremental(
+        self,
+        between: Bounds | None,
+        between_timestamp: Bounds | None,
+        mode: str | None,
+        travel: Sequence[Any],
+    ) -> Incremental | None:
+        """The incremental read of the arguments, else of the table's options (None: none)."""
+        if between is not None or between_timestamp is not None:
+            if any(x is not None for x in travel):
+                raise ValueError("give time travel (snapshot_id=, tag=, timestamp_ms=, watermark=) or an incremental read, not both")
+            options = self.schema.options
+            tag_to_snapshot = str(options.get("incremental-between-tag-to-snapshot", "false")).strip().lower() == "true"
+            return Incremental.of(
+                between, between_timestamp, mode or options.get("incremental-between-scan-mode"), tag_to_snapshot=tag_to_snapshot
+            )
+        if mode is not None:
+            raise ValueError("incremental_scan_mode needs incremental_between= or incremental_between_timestamp=")
+        if any(x is not None for x in travel):
+            return None
+        self.schema.require_supported("read", table=self.path)
+        if not scan_from_options(self, self.schema.options).incremental:
+            return None
+        return Incremental.from_options(self.schema.options)
+
+    def _read_incremental(self, spec: Incremental, columns: Sequence[str] | None, filter: Predicate | None, limit: int | None) -> pa.Table:  # noqa: A002
+        self.schema.require_supported("read", table=self.path)
+        selected = self._columns(columns)
+        if filter is not None:
+            unknown = [c for c in filter.columns() if c not in self.schema.field_names]
+            if unknown:
+                raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {self.schema.field_names})")
+        rows = IncrementalRead(self, spec).read(selected, filter).drop_columns([_INCREMENTAL_KIND])
+        return rows if limit is None else rows.slice(0, limit)
 
     def plan(
         self,
@@ -274,12 +332,30 @@ class Table:
         timestamp_ms: int | None = None,
         watermark: int | None = None,
         limit: int | None = None,
+        incremental_between: Bounds | None = None,
+        incremental_between_timestamp: Bounds | None = None,
+        incremental_scan_mode: str | None = None,
     ) -> pa.Table:  # noqa: A002
         """The table's rows (merge-on-read). ``snapshot_id``, ``tag``, ``timestamp_ms`` (the last
         snapshot committed by then) or ``watermark`` (the first snapshot whose watermark reached
         it, Paimon's ``scan.watermark``) travel back in time, reading with the schema that
         snapshot was written with. ``limit``: at most this many rows (the first ones in read
-        order); reading stops once they are there."""
+        order); reading stops once they are there.
+
+        ``incremental_between`` (``"5,10"`` or ``(5, 10)``: snapshot ids, or two tag names) or
+        ``incremental_between_timestamp`` (epoch millis) read what Paimon's batch read with
+        ``incremental-between`` / ``incremental-between-timestamp`` returns: with
+        ``incremental_scan_mode`` ``"auto"`` (default), ``"delta"`` or ``"changelog"`` every row
+        of the data (changelog) files committed in snapshots ``start + 1 .. end``, unmerged and
+        whatever its row kind; with ``"diff"`` (and between two tags) the rows of the end
+        snapshot that differ from the start snapshot's (``lakestore.read.incremental``). The
+        table's own ``scan.*`` and ``incremental-between*`` options are honoured the same way
+        when no such argument is given."""
+        incremental = self._incremental(
+            incremental_between, incremental_between_timestamp, incremental_scan_mode, (snapshot_id, tag, timestamp_ms, watermark)
+        )
+        if incremental is not None:
+            return self._read_incremental(incremental, columns, filter, limit)
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
@@ -295,6 +371,9 @@ class Table:
         watermark: int | None = None,
         limit: int | None = None,
         batch_size: int | None = None,
+        incremental_between: Bounds | None = None,
+        incremental_between_timestamp: Bounds | None = None,
+        incremental_scan_mode: str | None = None,
     ) -> Iterator[pa.RecordBatch]:  # noqa: A002
         """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
         batches, read split by split: memory holds a few splits' (or data files') rows at a
@@ -308,6 +387,9 @@ class Table:
             watermark=watermark,
             limit=limit,
             batch_size=batch_size,
+            incremental_between=incremental_between,
+            incremental_between_timestamp=incremental_between_timestamp,
+            incremental_scan_mode=incremental_scan_mode,
         )
         return iter(reader)
 
@@ -322,8 +404,17 @@ class Table:
         watermark: int | None = None,
         limit: int | None = None,
         batch_size: int | None = None,
+        incremental_between: Bounds | None = None,
+        incremental_between_timestamp: Bounds | None = None,
+        incremental_scan_mode: str | None = None,
     ) -> pa.RecordBatchReader:  # noqa: A002
         """``to_batches`` as a ``pyarrow.RecordBatchReader`` (for DuckDB, Polars, IPC writers)."""
+        incremental = self._incremental(
+            incremental_between, incremental_between_timestamp, incremental_scan_mode, (snapshot_id, tag, timestamp_ms, watermark)
+        )
+        if incremental is not None:
+            rows = self._read_incremental(incremental, columns, filter, limit)
+            return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_size))
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
         tables = self.split_reader(schema).iter_tables(splits, selected, filter, limit=limit)
@@ -408,6 +499,13 @@ class Table:
         changelog comes from compaction (``lookup``, ``full-compaction``) the full phase reads
         only the compacted files, as Paimon's streaming reads: the rows committed since arrive
         with the changelog of the compaction that moves them up."""
+        scan_keys = [k for k in _SCAN_OPTION_KEYS if k in self.schema.options]
+        if set(scan_keys) - {"scan.mode"} or self.schema.options.get("scan.mode", "default").strip().lower() != "default":
+            raise UnsupportedTableError(
+                f"cannot stream table {self.path}: its options {', '.join(scan_keys)} steer Paimon's streaming reads,"
+                " which lakestore's streams do not follow (they are honoured by batch reads only)",
+                options=tuple(scan_keys),
+            )
         selected = self._columns(columns)
         full = self.schema.arrow_schema()
         output = pa.schema([full.field(c) for c in selected])

@@ -145,9 +145,10 @@ BAD_OPTIONS = [
     {"changelog-producer": "bogus"},
     {"write-only": "yes"},
     # Paimon options lakestore does not implement: refused, never silently ignored
-    {"incremental-between": "1,2"},
+    {"incremental-to-auto-tag": "2024-01-01"},
     {"row-tracking.enabled": "true"},
-    {"scan.snapshot-id": "1"},
+    {"scan.file-creation-time-millis": "1"},
+    {"incremental-between-scan-mode": "sideways"},
 ]
 
 

@@ -148,11 +148,11 @@ def test_files_referenced_only_by_a_branch_survive_expiration_and_orphan_cleanup
 @pytest.mark.parametrize(
     ("options", "readable"),
     [
-        ({"sequence.field.sort-order": "descending"}, False),
-        ({"partial-update.remove-record-on-delete": "true"}, False),
+        ({"sequence.snapshot-ordering": "true"}, False),
+        ({"partial-update.remove-record-on-sequence-group": "seq"}, False),
         ({"data-evolution.enabled": "true"}, False),
-        ({"bucket-function.type": "mod"}, True),
-        ({"record-level.expire-time": "1 d", "record-level.time-field": "id"}, True),
+        ({"write.sequence-number-init-mode": "zero"}, True),
+        ({"cross-partition-upsert.index-ttl": "1 d"}, True),
         ({"some.option.of.a.newer.paimon": "x"}, True),
     ],
     ids=lambda v: next(iter(v)) if isinstance(v, dict) else str(v),

@@ -143,8 +143,13 @@ class TagManager:
             snapshot = self.table.snapshot(snapshot_id)
         return self.create_from_snapshot(name, snapshot, time_retained_ms=time_retained_ms)
 
-    def create_from_snapshot(self, name: str, snapshot: Snapshot, *, time_retained_ms: int | None = None) -> Tag:
-        validate_tag_name(name)
+    def create_from_snapshot(self, name: str, snapshot: Snapshot, *, time_retained_ms: int | None = None, automatic: bool = False) -> Tag:
+        """``automatic``: a name of Paimon's automatic tags, which may be all digits
+        (``tag.period-formatter`` without dashes); Paimon's TagManager refuses only blank names."""
+        if not automatic:
+            validate_tag_name(name)
+        elif not name.strip():
+            raise ValueError("a tag name must not be blank")
         create_time = dt.datetime.now()
         if not self.file_io.try_publish(self.path(name), tag_to_json(snapshot, create_time, time_retained_ms).encode()):
             raise TagAlreadyExistsError(f"tag {name!r} already exists")
@@ -336,7 +341,7 @@ def auto_create_tags(table: Table) -> list[str]:
         this_tag = next_tag if (completion and next_tag is not None) else period.previous_period(when)
         name = period.time_to_tag(this_tag)
         try:
-            manager.create_from_snapshot(name, snapshot, time_retained_ms=options.tag_default_time_retained_ms)
+            manager.create_from_snapshot(name, snapshot, time_retained_ms=options.tag_default_time_retained_ms, automatic=True)
             created.append(name)
         except TagAlreadyExistsError:
             pass  # Paimon ignores an existing tag of that name

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from lakestore.errors import SnapshotNotFoundError
+from lakestore.errors import SnapshotNotFoundError, UnsupportedTableError
 from lakestore.lifecycle.tags import TagManager
 from lakestore.meta.snapshot import Snapshot
 
@@ -74,3 +77,111 @@ def resolve(
     if snapshot_id is not None:
         return table.snapshot_manager.get(snapshot_id)
     return table.latest_snapshot()
+
+
+# Paimon's ``TimeTravelUtil.SCAN_KEYS``: at most one may be set.
+TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.watermark", "scan.timestamp", "scan.timestamp-millis")
+# Paimon 2.0's ``StartupMode`` values (``scan.mode``); the last three lakestore does not implement.
+SCAN_MODES = (
+    "default",
+    "latest-full",
+    "full",
+    "latest",
+    "from-timestamp",
+    "from-snapshot",
+    "from-snapshot-full",
+    "incremental",
+    "compacted-full",
+    "from-file-creation-time",
+    "from-creation-timestamp",
+)
+_UNIMPLEMENTED_MODES = ("compacted-full", "from-file-creation-time", "from-creation-timestamp")
+_WATERMARK_PREFIX = "watermark-"
+
+
+@dataclass(frozen=True)
+class OptionScan:
+    """What a batch read of a table sees when its options say (Paimon's ``startupMode`` for a
+    batch scan): the latest snapshot (nothing set), a time travel (``travel``: the keywords of
+    ``resolve``) or an incremental read (``incremental``: the options that name it)."""
+
+    travel: dict[str, Any] | None = None
+    incremental: bool = False
+
+    @property
+    def latest(self) -> bool:
+        return self.travel is None and not self.incremental
+
+
+def _timestamp_ms(text: str) -> int:
+    # Paimon's DateTimeUtils.parseTimestampData in the JVM's default time zone
+    return int(dt.datetime.fromisoformat(str(text).strip()).timestamp() * 1000)
+
+
+def _travel_from(options: Mapping[str, Any], table: Table) -> dict[str, Any]:
+    """``TimeTravelUtil.tryTravelToSnapshot``: ``scan.version`` read as a tag, a watermark
+    (``watermark-<n>``) or a snapshot id; then the one time-travel key set."""
+    keys = {k: options[k] for k in TIME_TRAVEL_KEYS if options.get(k) is not None}
+    version = options.get("scan.version")
+    if version is not None:
+        version = str(version)
+        if TagManager(table).exists(version):
+            keys["scan.tag-name"] = version
+        elif version.startswith(_WATERMARK_PREFIX):
+            keys["scan.watermark"] = version[len(_WATERMARK_PREFIX) :]
+        elif version.isdigit():
+            keys["scan.snapshot-id"] = version
+        else:
+            raise SnapshotNotFoundError(f"cannot find a time travel version for scan.version={version!r} (no such tag)")
+    if len(keys) > 1:
+        raise ValueError(f"only one of the following options may be set: {', '.join(TIME_TRAVEL_KEYS)} (set: {', '.join(keys)})")
+    if not keys:
+        return {}
+    key, value = next(iter(keys.items()))
+    if key == "scan.snapshot-id":
+        return {"snapshot_id": int(value)}
+    if key == "scan.tag-name":
+        return {"tag": str(value)}
+    if key == "scan.watermark":
+        return {"watermark": int(value)}
+    if key == "scan.timestamp":
+        return {"timestamp_ms": _timestamp_ms(value)}
+    return {"timestamp_ms": int(value)}
+
+
+def scan_from_options(table: Table, options: Mapping[str, Any]) -> OptionScan:
+    """The batch read that ``scan.*`` / ``incremental-between*`` options (of the table, or given
+    for one read) ask for, as Paimon 2.0's ``CoreOptions.startupMode`` and
+    ``AbstractDataTableScan.createStartingScanner`` decide it for a batch scan."""
+    mode = str(options.get("scan.mode") or options.get("log.scan") or "default").strip().lower()
+    if mode in _UNIMPLEMENTED_MODES:
+        raise UnsupportedTableError(
+            f"cannot read table {table.path}: scan.mode={mode} is not implemented in lakestore", options=("scan.mode",)
+        )
+    if "log.scan.timestamp-millis" in options and "scan.timestamp-millis" not in options:
+        options = {**options, "scan.timestamp-millis": options["log.scan.timestamp-millis"]}
+    incremental = options.get("incremental-between") is not None or options.get("incremental-between-timestamp") is not None
+    if mode == "default":
+        if any(options.get(k) is not None for k in (*TIME_TRAVEL_KEYS, "scan.version")):
+            return OptionScan(travel=_travel_from(options, table))
+        return OptionScan(incremental=incremental)
+    if mode in ("latest-full", "full", "latest"):
+        return OptionScan()
+    if mode == "incremental":
+        if not incremental:
+            raise ValueError("scan.mode=incremental needs incremental-between or incremental-between-timestamp")
+        return OptionScan(incremental=True)
+    if mode == "from-timestamp":
+        if options.get("scan.timestamp-millis") is not None:
+            return OptionScan(travel={"timestamp_ms": int(options["scan.timestamp-millis"])})
+        if options.get("scan.timestamp") is not None:
+            return OptionScan(travel={"timestamp_ms": _timestamp_ms(options["scan.timestamp"])})
+        raise ValueError("scan.mode=from-timestamp needs scan.timestamp-millis or scan.timestamp")
+    # from-snapshot: the snapshot id, else the watermark, else the tag; from-snapshot-full: the id
+    if options.get("scan.snapshot-id") is not None:
+        return OptionScan(travel={"snapshot_id": int(options["scan.snapshot-id"])})
+    if mode == "from-snapshot" and options.get("scan.watermark") is not None:
+        return OptionScan(travel={"watermark": int(options["scan.watermark"])})
+    if mode == "from-snapshot" and options.get("scan.tag-name") is not None:
+        return OptionScan(travel={"tag": str(options["scan.tag-name"])})
+    raise ValueError(f"scan.mode={mode} needs scan.snapshot-id" + (", scan.watermark or scan.tag-name" if mode == "from-snapshot" else ""))

@@ -8,6 +8,14 @@ from lakestore.meta.schema import TableSchema
 
 
 def create_merge_engine(schema: TableSchema) -> MergeEngine:
+    engine = _create(schema)
+    options = schema.core_options()
+    if not options.sequence_ascending:
+        engine.descending_fields = tuple(options.sequence_fields)
+    return engine
+
+
+def _create(schema: TableSchema) -> MergeEngine:
     options = schema.core_options()
     engine = options.merge_engine
     value_fields = [f for f in schema.fields if f.name not in schema.primary_keys]
@@ -42,6 +50,7 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
             ignore_delete=options.ignore_delete,
             functions=functions,
             delimiters=options.field_options("list-agg-delimiter"),
+            remove_record_on_delete=options.get("partial-update.remove-record-on-delete"),
         )
     if engine == "aggregation":
         return AggregationEngine(
@@ -52,6 +61,7 @@ def create_merge_engine(schema: TableSchema) -> MergeEngine:
             default_function=options.default_aggregate_function,
             distinct=options.field_options("distinct"),
             nested_keys=options.field_options("nested-key"),
+            remove_record_on_delete=options.get("aggregation.remove-record-on-delete"),
         )
     raise OptionError(f"merge-engine {engine!r} is not implemented")
 

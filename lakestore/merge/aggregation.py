@@ -16,11 +16,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakestore.errors import MergeEngineError, OptionError
+from lakestore.errors import MergeEngineError, OptionError, UnsupportedTableError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
-from lakestore.format.kv import INSERT, VALUE_KIND
+from lakestore.format.kv import DELETE, INSERT, VALUE_KIND
 from lakestore.format.types import DataType
-from lakestore.merge.engine import Groups, MergeEngine, first_valid_index, last_valid_index, retract_mask, take_or_null
+from lakestore.merge.engine import (
+    Groups,
+    MergeEngine,
+    delete_bases,
+    first_valid_index,
+    keep_lone_rows,
+    last_valid_index,
+    retract_mask,
+    take_or_null,
+)
 from lakestore.merge.nested_agg import NESTED_FUNCTIONS, aggregate_nested, check_nested_function
 
 _RETRACTABLE = {"sum", "count", "product", "last_value", "last_non_null_value"}
@@ -50,8 +59,12 @@ class AggregationEngine(MergeEngine):
         default_function: str | None,
         distinct: Mapping[str, bool] | None = None,
         nested_keys: Mapping[str, Sequence[str]] | None = None,
+        remove_record_on_delete: bool = False,
     ) -> None:
         self.functions: dict[str, str] = {}
+        # Paimon's aggregation.remove-record-on-delete: a -D removes the key; its values seed the
+        # aggregation of the key's later rows (AggregateMergeFunction.initRow)
+        self.remove_record_on_delete = self.keeps_deletes = remove_record_on_delete
         self.distinct = dict(distinct or {})
         self.nested_keys = {name: tuple(keys) for name, keys in (nested_keys or {}).items()}
         for name, dtype in value_types.items():
@@ -71,9 +84,22 @@ class AggregationEngine(MergeEngine):
             self.functions[name] = function
         self.ignore_retract = dict(ignore_retract)
         self.delimiters = dict(delimiters)
+        if remove_record_on_delete:
+            for name, ignore in self.ignore_retract.items():
+                if ignore:
+                    raise OptionError(f"aggregation.remove-record-on-delete and fields.{name}.ignore-retract conflict (as in Paimon)")
+            for name, function in self.functions.items():
+                if function in ("first_value", "first_non_null_value"):
+                    raise UnsupportedTableError(
+                        f"aggregation.remove-record-on-delete with the stateful aggregate function {function!r} of {name!r}"
+                        " is not implemented",
+                        options=("aggregation.remove-record-on-delete", f"fields.{name}.aggregate-function"),
+                    )
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         retract = retract_mask(rows)
+        if self.remove_record_on_delete:  # -D rows remove the key: only -U rows retract
+            retract &= as_numpy(rows.column(VALUE_KIND)) != DELETE
         has_retract = bool(retract.any())
         for name, function in self.functions.items():
             if has_retract and function not in _RETRACTABLE and not self.ignore_retract.get(name, False):
@@ -90,6 +116,37 @@ class AggregationEngine(MergeEngine):
     def merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
         if rows.num_rows == 0:
             return rows
+        if self.remove_record_on_delete:
+            kinds = as_numpy(rows.column(VALUE_KIND))
+            if (kinds == DELETE).any():
+                return self._merge_with_deletes(rows, key_columns, kinds)
+        return self._merge(rows, key_columns)
+
+    def _merge_with_deletes(self, rows: pa.Table, key_columns: Sequence[str], kinds: np.ndarray) -> pa.Table:
+        """Paimon's AggregateMergeFunction with remove-record-on-delete: the key's rows before
+        its last -D are forgotten, the -D row's values are the accumulator the later rows
+        aggregate onto (as an insert of those values would), and a key whose last row is the -D
+        merges to DELETE."""
+        groups = Groups.of(rows, key_columns)
+        base = delete_bases(rows, groups, leading=False)
+        ended_deleted = kinds[groups.lasts] == DELETE
+        keep = np.arange(rows.num_rows) >= np.repeat(base, groups.ends - groups.starts)
+        seeded = rows.set_column(
+            rows.schema.get_field_index(VALUE_KIND), VALUE_KIND, from_numpy(np.where(kinds == DELETE, INSERT, kinds).astype(np.int8))
+        ).filter(from_numpy(keep))
+        merged = self._merge(seeded, key_columns)
+        for name, function in self.functions.items():
+            if function == "listagg":
+                # a blank -D value stays the accumulator until a non-blank value replaces it
+                seed = take_or_null(rows.column(name), base)
+                column = merged.column(name)
+                merged = merged.set_column(merged.schema.get_field_index(name), name, pc.if_else(pc.is_null(column), seed, column))
+        merged = merged.set_column(
+            merged.schema.get_field_index(VALUE_KIND), VALUE_KIND, from_numpy(np.where(ended_deleted, DELETE, INSERT).astype(np.int8))
+        )
+        return keep_lone_rows(merged, rows, groups)
+
+    def _merge(self, rows: pa.Table, key_columns: Sequence[str]) -> pa.Table:
         groups = Groups.of(rows, key_columns)
         retract = retract_mask(rows)
         ids = groups.ids()

@@ -70,6 +70,12 @@ def retract_count(kinds: pa.Array | pa.ChunkedArray) -> int:
 
 class MergeEngine(ABC):
     name: str
+    # ``sequence.field.sort-order`` = descending: the sequence fields, sorted descending (nulls
+    # still first) wherever rows are ordered for ``merge``, so the smallest value wins.
+    descending_fields: tuple[str, ...] = ()
+    # ``*.remove-record-on-delete``: a key's DELETE result keeps the -D row's values, which seed
+    # what later rows of the key merge onto (Paimon's initRow), so writers keep it in level 0.
+    keeps_deletes: bool = False
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         """Normalise freshly written rows (with ``_VALUE_KIND``) before they are buffered."""
@@ -159,6 +165,29 @@ def first_valid_index(column: pa.ChunkedArray | pa.Array, groups: Groups) -> np.
     running = np.minimum.accumulate(index[::-1])[::-1] if n else index
     at_start = running[groups.starts]
     return np.where(at_start < groups.ends, at_start, -1)
+
+
+def delete_bases(rows: pa.Table, groups: Groups, *, leading: bool = True) -> np.ndarray:
+    """Per key group, where a ``remove-record-on-delete`` merge restarts: the last -D row, else
+    (``leading``, partial-update) the first row when it is a retraction (Paimon initialises the
+    row from a leading retraction), else -1. The result holds that row's values with later rows
+    merged onto them."""
+    values = as_numpy(rows.column(VALUE_KIND))
+    n = rows.num_rows
+    running = np.maximum.accumulate(np.where(values == DELETE, np.arange(n), -1)) if n else np.zeros(0, dtype=np.int64)
+    last_delete = running[groups.lasts] if n else running
+    first = _is_retract(rows.column(VALUE_KIND))[groups.starts] if n and leading else np.zeros(groups.count, dtype=bool)
+    return np.where(last_delete >= groups.starts, last_delete, np.where(first, groups.starts, -1))
+
+
+def keep_lone_rows(merged: pa.Table, rows: pa.Table, groups: Groups) -> pa.Table:
+    """``merged`` (one row per group) with every group of one row replaced by that row as it was:
+    Paimon's ReducerMergeFunctionWrapper hands a lone record on without merging it."""
+    lone = (groups.ends - groups.starts) == 1
+    if not lone.any():
+        return merged
+    both = pa.concat_tables([merged, rows.select(merged.column_names).cast(merged.schema)])
+    return both.take(indices(np.where(lone, groups.count + groups.starts, np.arange(groups.count))))
 
 
 def take_or_null(column: pa.ChunkedArray | pa.Array, index: np.ndarray) -> pa.Array:

@@ -18,9 +18,18 @@ import pyarrow.compute as pc
 
 from lakestore.errors import MergeEngineError, OptionError, UnsupportedTableError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
-from lakestore.format.kv import INSERT, VALUE_KIND
+from lakestore.format.kv import DELETE, INSERT, VALUE_KIND
 from lakestore.merge.aggregation import is_java_blank
-from lakestore.merge.engine import Groups, MergeEngine, drop_retracts, last_valid_index, retract_mask, take_or_null
+from lakestore.merge.engine import (
+    Groups,
+    MergeEngine,
+    delete_bases,
+    drop_retracts,
+    keep_lone_rows,
+    last_valid_index,
+    retract_mask,
+    take_or_null,
+)
 
 GROUP_FUNCTIONS = ("sum", "product", "min", "max", "last_value", "last_non_null_value", "bool_and", "bool_or", "listagg")
 
@@ -68,9 +77,17 @@ class PartialUpdateEngine(MergeEngine):
         ignore_delete: bool,
         functions: Mapping[str, str] | None = None,
         delimiters: Mapping[str, str] | None = None,
+        remove_record_on_delete: bool = False,
     ) -> None:
         self.value_columns = list(value_columns)
         self.ignore_delete = ignore_delete
+        # Paimon's partial-update.remove-record-on-delete: a -D removes the key (its values seed
+        # later rows), -U rows change nothing; conflicts with ignore-delete and sequence groups.
+        self.remove_record_on_delete = self.keeps_deletes = remove_record_on_delete
+        if remove_record_on_delete and ignore_delete:
+            raise OptionError("ignore-delete and partial-update.remove-record-on-delete conflict (as in Paimon)")
+        if remove_record_on_delete and sequence_groups:
+            raise OptionError("sequence-group and partial-update.remove-record-on-delete conflict (as in Paimon)")
         self.functions = dict(functions or {})
         self.delimiters = dict(delimiters or {})
         self.group_of: dict[str, str] = {}
@@ -98,7 +115,7 @@ class PartialUpdateEngine(MergeEngine):
         return {f for seq in self.sequence_groups for f in seq.split(",")}
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
-        if retract_mask(rows).any():
+        if retract_mask(rows).any() and not self.remove_record_on_delete:
             if not self.ignore_delete:
                 raise MergeEngineError(
                     "the partial-update merge engine cannot accept -U/-D rows; set 'partial-update.ignore-delete' = 'true' to drop them"
@@ -130,6 +147,10 @@ class PartialUpdateEngine(MergeEngine):
         if rows.num_rows == 0:
             return rows
         groups = Groups.of(rows, key_columns)
+        if self.remove_record_on_delete:
+            retract = retract_mask(rows)
+            if retract.any():
+                return self._merge_with_deletes(rows, groups, key_columns, retract)
         # A lone row is already merged, unless a sequence group must be nulled (null sequence).
         if groups.count == rows.num_rows and not self.sequence_groups and not self.functions:
             return rows
@@ -148,6 +169,32 @@ class PartialUpdateEngine(MergeEngine):
             else:
                 columns.append(column.take(indices(groups.lasts)))
         return pa.Table.from_arrays(columns, schema=rows.schema)
+
+    def _merge_with_deletes(self, rows: pa.Table, groups: Groups, key_columns: Sequence[str], retract: np.ndarray) -> pa.Table:
+        """Paimon's merge with ``remove-record-on-delete`` (no sequence groups): a -D restarts
+        the key from the -D row's values, -U rows are skipped (a leading one still initialises the
+        row), inserts overwrite with their non-null fields. DELETE when the last row is a -D or
+        the key met no insert."""
+        base = delete_bases(rows, groups)
+        n = rows.num_rows
+        positions = np.arange(n)
+        lasts = groups.lasts
+        columns = []
+        for name in rows.column_names:
+            column = rows.column(name)
+            if name in self.value_columns and name not in key_columns:
+                valid = as_numpy(pc.is_valid(column)) if column.null_count else np.ones(n, dtype=bool)
+                latest = np.maximum.accumulate(np.where(valid & ~retract, positions, -1))[lasts]
+                index = np.where((latest > base) & (latest >= groups.starts), latest, base)
+                columns.append(take_or_null(column, index))
+            elif name == VALUE_KIND:
+                kinds = as_numpy(column)
+                inserts = np.add.reduceat((~retract).astype(np.int64), groups.starts) if n else np.zeros(0, dtype=np.int64)
+                deleted = (kinds[lasts] == DELETE) | (inserts == 0)
+                columns.append(from_numpy(np.where(deleted, DELETE, INSERT).astype(np.int8)))
+            else:
+                columns.append(column.take(indices(lasts)))
+        return keep_lone_rows(pa.Table.from_arrays(columns, schema=rows.schema), rows, groups)
 
     def _aggregate_in_group(self, rows: pa.Table, groups: Groups, name: str) -> pa.Array:
         function, delimiter = self.functions[name], self.delimiters.get(name, ",")

@@ -317,15 +317,7 @@ _refuse(
 _refuse("only matters with scan.fallback-branch, which is not implemented", "scan.fallback-branch.read-fail-fast", allowed=_FALSE)
 _refuse(
     "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
-    "sequence.field.sort-order",
-    reads=True,
-    allowed=("ascending",),
-)
-_refuse(
-    "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
     "sequence.snapshot-ordering",
-    "partial-update.remove-record-on-delete",
-    "aggregation.remove-record-on-delete",
     reads=True,
     allowed=_FALSE,
 )
@@ -388,26 +380,19 @@ _SCAN = (
     "read options of Paimon's scans (time travel, incremental and streaming modes) stored on the table:"
     " lakestore takes them as read arguments, and reading without them would return other rows"
 )
+# Implemented (options.py), honoured by batch reads as Paimon's: scan.snapshot-id, scan.tag-name,
+# scan.timestamp-millis, scan.timestamp, scan.watermark, scan.version, scan.mode,
+# incremental-between, incremental-between-timestamp, incremental-between-scan-mode,
+# incremental-between-tag-to-snapshot (lakestore/lifecycle/time_travel.py, lakestore/read/incremental.py).
 _refuse(
     _SCAN,
-    "scan.snapshot-id",
-    "scan.tag-name",
-    "scan.timestamp-millis",
-    "scan.timestamp",
-    "scan.watermark",
-    "scan.version",
     "scan.file-creation-time-millis",
     "scan.creation-time-millis",
     "scan.bounded.watermark",
     "scan.bucket",
-    "incremental-between",
-    "incremental-between-timestamp",
     "incremental-to-auto-tag",
     reads=True,
 )
-_refuse(_SCAN, "scan.mode", reads=True, allowed=("default",))
-_refuse(_SCAN, "incremental-between-scan-mode", reads=True, allowed=("auto",))
-_refuse(_SCAN, "incremental-between-tag-to-snapshot", reads=True, allowed=_FALSE)
 _refuse(_SCAN, "stream-scan-mode", "batch-scan-mode", reads=True, allowed=("none",))
 _refuse(
     "streaming reads of overwrite commits are not implemented",
@@ -422,12 +407,6 @@ _refuse(
     "cross-partition upsert is not implemented",
     "cross-partition-upsert.index-ttl",
 )
-_refuse(
-    "bucket functions other than Paimon's default hash are not implemented: rows would land in other buckets",
-    "bucket-function.type",
-    allowed=("default",),
-)
-_refuse("changelog without -U rows is not implemented", "ignore-update-before", allowed=_FALSE)
 _refuse("changelog deduplication that ignores fields is not implemented", "changelog-producer.row-deduplicate-ignore-fields")
 _refuse("a maximum number of dynamic buckets is not implemented", "dynamic-bucket.max-buckets", allowed=("-1",))
 _refuse("sequence numbers not continued from the bucket's files are not implemented", "write.sequence-number-init-mode", allowed=("scan",))

@@ -174,6 +174,12 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("first-row.ignore-delete", "false", _bool),
         OptionSpec("fields.default-aggregate-function", None, str),
         OptionSpec("sequence.field", None, _name_list),
+        # merge options (lakestore/merge): Paimon 2.0's UserDefinedSeqComparator, RowKindFilter,
+        # PartialUpdate/AggregateMergeFunction and RecordLevelExpire
+        OptionSpec("sequence.field.sort-order", "ascending", _choice("ascending", "descending")),
+        OptionSpec("ignore-update-before", "false", _bool),
+        OptionSpec("partial-update.remove-record-on-delete", "false", _bool),
+        OptionSpec("aggregation.remove-record-on-delete", "false", _bool),
         OptionSpec("rowkind.field", None, str),
         OptionSpec("changelog-producer", "none", _choice("none", "input", "lookup", "full-compaction")),
         OptionSpec("changelog-producer.row-deduplicate", "false", _bool),
@@ -259,6 +265,37 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("snapshot.ignore-empty-commit", None, _bool),
         OptionSpec("commit.discard-duplicate-files", "false", _bool),
         OptionSpec("manifest.delete-file-drop-stats", "false", _bool),
+        # batch-read options stored on the table, honoured as Paimon's batch reads honour them
+        # (lakestore/lifecycle/time_travel.py, lakestore/read/incremental.py)
+        OptionSpec("scan.snapshot-id", None, _positive_int),
+        OptionSpec("scan.tag-name", None, str),
+        OptionSpec("scan.timestamp-millis", None, _int),
+        OptionSpec("scan.timestamp", None, str),
+        OptionSpec("scan.watermark", None, _int),
+        OptionSpec("scan.version", None, str),
+        OptionSpec(
+            "scan.mode",
+            "default",
+            _choice(
+                "default",
+                "latest-full",
+                "full",
+                "latest",
+                "from-timestamp",
+                "from-snapshot",
+                "from-snapshot-full",
+                "incremental",
+                "compacted-full",  # refused by reads (lifecycle/time_travel.py)
+                "from-file-creation-time",
+                "from-creation-timestamp",
+            ),
+        ),
+        OptionSpec("incremental-between", None, str),
+        OptionSpec("incremental-between-timestamp", None, str),
+        OptionSpec("incremental-between-scan-mode", "auto", _choice("auto", "delta", "changelog", "diff")),
+        OptionSpec("incremental-between-tag-to-snapshot", "false", _bool),
+        # fixed-bucket writes and bucket pruning (lakestore/format/bucket.py)
+        OptionSpec("bucket-function.type", "default", _choice("default", "mod", "hive")),
     )
 }
 
@@ -585,6 +622,23 @@ class CoreOptions:
     @property
     def sequence_fields(self) -> tuple[str, ...]:
         return self.get("sequence.field") or ()
+
+    @property
+    def sequence_ascending(self) -> bool:
+        """``sequence.field.sort-order``: descending makes the smallest sequence value win."""
+        return self.get("sequence.field.sort-order") == "ascending"
+
+    @property
+    def ignore_update_before(self) -> bool:
+        return self.get("ignore-update-before")
+
+    @property
+    def record_level_expire_ms(self) -> int | None:
+        return self.get("record-level.expire-time")
+
+    @property
+    def record_level_time_field(self) -> str | None:
+        return self.get("record-level.time-field")
 
     @property
     def rowkind_field(self) -> str | None:

@@ -1,6 +1,6 @@
 """Bucket pruning: on a fixed-bucket table, a predicate that pins every bucket-key column to
 literals (``==``, ``isin``, combined with ``&`` and ``|``) can only match rows in the buckets of
-those literals, computed with the writers' bucket hash."""
+those literals, computed with the writers' bucket function (``bucket-function.type``)."""
 
 from __future__ import annotations
 
@@ -46,10 +46,11 @@ def _constraints(predicate: Predicate, keys: set[str]) -> list[_Constraint]:
 
 
 def bucket_filter(
-    predicate: Predicate | None, bucket_keys: Sequence[str], key_types: Sequence[DataType]
+    predicate: Predicate | None, bucket_keys: Sequence[str], key_types: Sequence[DataType], function: str = "default"
 ) -> Callable[[int], set[int]] | None:
     """A function from a file's total bucket count to the buckets that may hold matching rows,
-    or None when the predicate does not pin the bucket key."""
+    or None when the predicate does not pin the bucket key. ``function``: the table's
+    ``bucket-function.type``, as its writers assign buckets."""
     if predicate is None or not bucket_keys:
         return None
     arrow_types = [t.to_arrow() for t in key_types]
@@ -74,7 +75,7 @@ def bucket_filter(
 
     def buckets(total: int) -> set[int]:
         if total not in cache:
-            cache[total] = {int(b) for b in compute_buckets(list(key_types), columns, total)} if combos else set()
+            cache[total] = {int(b) for b in compute_buckets(list(key_types), columns, total, function)} if combos else set()
         return cache[total]
 
     return buckets

@@ -202,7 +202,7 @@ class ScanPlanner:
         if self.schema.core_options().bucket <= 0:
             return None  # dynamic or postponed buckets: a key's bucket is not a function of it
         keys = list(self.schema.bucket_keys)
-        return bucket_filter(predicate, keys, self.schema.types_of(keys))
+        return bucket_filter(predicate, keys, self.schema.types_of(keys), self.schema.core_options().get("bucket-function.type"))
 
     def _deletion_files(self, snapshot: Snapshot) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
         table_path = self.manifests.manifest_dir.rsplit("/", 1)[0]

@@ -242,7 +242,7 @@ class SplitReader:
             # copied once, no sort of the value columns).
             return drop_retracts(rows.take(indices(self._winners(rows))))
         order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
-        order = sort_indices(rows, order_columns)
+        order = sort_indices(rows, order_columns, descending=self.merge_engine.descending_fields)
         return self.merge_engine.merge_and_drop_retracts(rows.take(order), self.key_names)
 
     def _winners(self, rows: pa.Table) -> np.ndarray:

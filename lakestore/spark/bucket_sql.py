@@ -28,9 +28,11 @@ _SQL_TYPES = {"BOOLEAN": "boolean", "TINYINT": "tinyint", "SMALLINT": "smallint"
 _HASH = "__lakestore_h"
 
 
-def supported(types: Sequence[DataType]) -> bool:
-    """Whether the bucket keys' BinaryRow is fixed-width and header of one word (<= 56 keys)."""
-    return 0 < len(types) <= 56 and all(t.root in _SQL_TYPES for t in types)
+def supported(types: Sequence[DataType], function: str = "default") -> bool:
+    """Whether the bucket keys' BinaryRow is fixed-width and header of one word (<= 56 keys),
+    under Paimon's default bucket function (``mod`` and ``hive`` tables keep the Arrow UDF,
+    which computes them as ``lakestore.format.bucket`` does)."""
+    return function == "default" and 0 < len(types) <= 56 and all(t.root in _SQL_TYPES for t in types)
 
 
 def _lit(value: int) -> Column:

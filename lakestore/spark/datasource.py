@@ -114,11 +114,12 @@ def bucket_column(table: Table) -> Column:
     keys = list(schema.bucket_keys)
     types = schema.types_of(keys)
     arrow_types = [schema.arrow_schema().field(k).type for k in keys]
+    function = schema.core_options().get("bucket-function.type")
 
     def assign(*columns: pa.Array) -> pa.Array:
         # Buckets hash the table's binary row layout: hash values cast to the table's types.
         cast = [c.cast(t) for c, t in zip(columns, arrow_types, strict=True)]
-        return pa.array(compute_buckets(types, cast, buckets), type=pa.int32())
+        return pa.array(compute_buckets(types, cast, buckets, function), type=pa.int32())
 
     udf = F.arrow_udf(assign, T.IntegerType())  # type: ignore[call-overload]
     return udf(*[F.col(k) for k in keys])
@@ -182,11 +183,12 @@ def writer_column(table: Table, tasks: int) -> Column:
     types = schema.types_of(bucket_keys)
     arrow_types = {n: schema.arrow_schema().field(n).type for n in names}
     keys = slot_keys(tasks)
+    function = schema.core_options().get("bucket-function.type")
 
     def assign(*columns: pa.Array) -> pa.Array:
         # Buckets hash the table's binary row layout: hash values cast to the table's types.
         by_name = {n: c.cast(arrow_types[n]) for n, c in zip(names, columns, strict=True)}
-        bucket = compute_buckets(types, [by_name[k] for k in bucket_keys], buckets).astype(np.int64)
+        bucket = compute_buckets(types, [by_name[k] for k in bucket_keys], buckets, function).astype(np.int64)
         slot = np.mod(_partition_codes([by_name[k] for k in part_keys], len(bucket)) + bucket, tasks)
         return pa.array(keys[slot], type=pa.int32())
 
@@ -201,7 +203,7 @@ def _with_writer_slots(df: DataFrame, table: Table, tasks: int) -> DataFrame:
     buckets = schema.core_options().bucket
     bucket_keys = list(schema.bucket_keys)
     types = schema.types_of(bucket_keys)
-    if buckets > 0 and not bucket_sql.supported(types):
+    if buckets > 0 and not bucket_sql.supported(types, schema.core_options().get("bucket-function.type")):
         return df.withColumn(BUCKET_COLUMN, writer_column(table, tasks))
     if buckets > 0:
         df = bucket_sql.with_bucket(df, bucket_keys, types, buckets, BUCKET_COLUMN)

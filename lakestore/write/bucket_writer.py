@@ -210,7 +210,7 @@ class MergeTreeBucketWriter(BucketWriter):
         if self._input and self.changelog_writer is not None:
             rows = pa.concat_tables(self._input)
             self._input = []
-            ordered = rows.take(sort_indices(rows, self.sort_columns))
+            ordered = self._sorted(rows, self.sort_columns)
             self.changelog_files.extend(self.changelog_writer.write_kv(ordered, level=0))
         super().flush()
 
@@ -228,14 +228,18 @@ class MergeTreeBucketWriter(BucketWriter):
         old = pa.concat_tables(old_parts) if old_parts else fresh.slice(0, 0)
         if old.num_rows:
             old = _join_by_key(old, touched, self.key_names, "left semi").select(fresh.schema.names)
-        before = self.merge_engine.merge_and_drop_retracts(old.take(sort_indices(old, self.sort_columns)), self.key_names)
+        before = self.merge_engine.merge_and_drop_retracts(self._sorted(old, self.sort_columns), self.key_names)
         both = pa.concat_tables([old, fresh])
-        after = self.merge_engine.merge_and_drop_retracts(both.take(sort_indices(both, self.sort_columns)), self.key_names)
+        after = self.merge_engine.merge_and_drop_retracts(self._sorted(both, self.sort_columns), self.key_names)
         changes = diff_changelog(before, after, self.key_names, self.value_names, row_deduplicate=self.row_deduplicate)
         # Paimon writes lookup changelog at the compaction's output level; readers of deletion-vector
         # tables (batch scans filter level 0) would not see it at level 0.
         level = 1 if self.file_writer.schema.core_options().deletion_vectors else 0
         return self.changelog_writer.write_kv(changes, level=level) if changes.num_rows else []
+
+    def _sorted(self, rows: pa.Table, columns: list[str]) -> pa.Table:
+        """``rows`` ordered by ``columns``, descending sequence fields descending."""
+        return rows.take(sort_indices(rows, columns, descending=self.merge_engine.descending_fields))
 
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
         # A key's rows in the buffer are in sequence-number order (chunks arrive in order and
@@ -244,14 +248,15 @@ class MergeTreeBucketWriter(BucketWriter):
         # needs none.
         by_key = self.sort_columns == [*self.key_names, SEQUENCE_NUMBER]
         sorted_already = by_key and self._buffer_sorted
-        ordered = rows if sorted_already else rows.take(sort_indices(rows, self.key_names if by_key else self.sort_columns))
+        ordered = rows if sorted_already else self._sorted(rows, self.key_names if by_key else self.sort_columns)
         self._buffer_sorted = False
         merged = self.merge_engine.merge(ordered, self.key_names)
         if isinstance(self.merge_engine, FirstRowEngine):
             merged = self._drop_existing_keys(merged)
-        if not self.current_files():
+        if not self.current_files() and not self.merge_engine.keeps_deletes:
             # Nothing older in this bucket can be retracted: keep the run free of delete rows
-            # so that readers may read it without merging.
+            # so that readers may read it without merging. (remove-record-on-delete engines
+            # keep them, as Paimon writes them: a -D's values seed the key's later rows.)
             merged = drop_retracts(merged)
         return self.file_writer.write_kv(merged, level=0) if merged.num_rows else []
 

@@ -16,7 +16,7 @@ from lakestore.errors import NullKeyError, SchemaMismatchError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, group_order, indices, sort_order
 from lakestore.format.binary_row import encode_values
 from lakestore.format.bucket import compute_buckets
-from lakestore.format.kv import ROW_KIND_SHORT
+from lakestore.format.kv import ROW_KIND_SHORT, UPDATE_BEFORE
 from lakestore.format.partition_path import partition_path
 from lakestore.format.types import DataType, from_arrow
 from lakestore.meta.schema import TableSchema
@@ -137,12 +137,24 @@ def row_kinds(data: pa.Table, schema: TableSchema) -> pa.Array:
     return from_numpy(kinds[as_numpy(codes)])
 
 
+def filter_row_kinds(rows: pa.Table, kinds: pa.Array, schema: TableSchema) -> tuple[pa.Table, pa.Array]:
+    """Paimon's RowKindFilter (TableWriteImpl): with ``ignore-update-before`` the -U rows are
+    dropped as they are written, before buckets are assigned."""
+    if not schema.core_options().ignore_update_before:
+        return rows, kinds
+    keep = as_numpy(kinds) != UPDATE_BEFORE
+    if keep.all():
+        return rows, kinds
+    return rows.filter(from_numpy(keep)), kinds.filter(from_numpy(keep))
+
+
 def assign_buckets(data: pa.Table, schema: TableSchema) -> np.ndarray:
     buckets = schema.core_options().bucket
     if buckets == -1:
         return np.zeros(data.num_rows, dtype=np.int32)
     keys = schema.bucket_keys
-    return compute_buckets(schema.types_of(keys), [data.column(k).combine_chunks() for k in keys], buckets)
+    function = schema.core_options().get("bucket-function.type")
+    return compute_buckets(schema.types_of(keys), [data.column(k).combine_chunks() for k in keys], buckets, function)
 
 
 @dataclass(frozen=True)

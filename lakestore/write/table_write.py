@@ -30,6 +30,7 @@ from lakestore.write.input import (
     PartitionSpec,
     assign_buckets,
     conform,
+    filter_row_kinds,
     partition_groups,
     partition_spec,
     row_kinds,
@@ -99,6 +100,7 @@ class TableWrite:
         rows = conform(data, self.schema)
         kinds = row_kinds(rows, self.schema) if self.primary_key else None
         if kinds is not None:
+            rows, kinds = filter_row_kinds(rows, kinds, self.schema)
             rows = rows.append_column("__kind", kinds)
         if self._dynamic is not None:
             hashes = key_hashes(self.schema, rows)

@@ -149,12 +149,12 @@ def test_java_table_with_a_file_index_is_read_and_written(java, catalog, warehou
 
 def test_java_table_with_an_unimplemented_option_is_refused_for_writes(java, catalog, warehouse):
     java.create_table(warehouse, "db.t", PK, primary_keys=["id"], options={"bucket": "1", "sequence.field": "id"})
-    java.alter(warehouse, "db.t", [{"op": "set_option", "key": "sequence.field.sort-order", "value": "descending"}])
+    java.alter(warehouse, "db.t", [{"op": "set_option", "key": "query-auth.enabled", "value": "true"}])
     java.write(warehouse, "db.t", pk_rows([1], "j"))
     table = catalog.get_table("db.t")
-    with pytest.raises(UnsupportedTableError, match="sequence.field.sort-order"):
+    with pytest.raises(UnsupportedTableError, match="query-auth.enabled"):
         table.write_arrow(pk_rows([1], "l"))
-    with pytest.raises(UnsupportedTableError, match="sequence.field.sort-order"):
+    with pytest.raises(UnsupportedTableError, match="query-auth.enabled"):
         table.to_arrow()
 
 

@@ -122,13 +122,15 @@ def _iso_duration_ms(text: str) -> int:
         ({"compaction.offpeak.start.hour": "2"}, True, True),  # ignored: compaction policy
         ({"lookup.cache-rows": "5"}, True, True),  # ignored by prefix
         ({"write.compaction-skip": "true"}, True, True),  # fallback of write-only: implemented
-        ({"scan.mode": "default"}, True, True),  # refused only away from Paimon's default
-        ({"scan.mode": "latest"}, False, False),
-        ({"sequence.field.sort-order": "ascending"}, True, True),
-        ({"sequence.field.sort-order": "descending"}, False, False),
+        ({"stream-scan-mode": "none"}, True, True),  # refused only away from Paimon's default
+        ({"stream-scan-mode": "file-monitor"}, False, False),
+        ({"scan.snapshot-id": "2"}, True, True),  # honoured by batch reads (lifecycle/time_travel.py)
+        ({"incremental-between": "1,2"}, True, True),  # honoured by batch reads (read/incremental.py)
+        ({"sequence.snapshot-ordering": "false"}, True, True),
+        ({"sequence.snapshot-ordering": "true"}, False, False),
         ({"data-file.thin-mode": "true"}, False, False),
         ({"tag.period-formatter": "without_dashes"}, True, True),  # implemented (lifecycle/tags.py)
-        ({"record-level.expire-time": "1 d"}, False, True),
+        ({"cross-partition-upsert.index-ttl": "1 d"}, False, True),
         ({"option.of.a.later.paimon": "x"}, False, True),
     ],
 )
