@@ -1,0 +1,146 @@
+"""Row tracking (``row-tracking.enabled``) and data evolution (``data-evolution.enabled``) in
+lakestore alone: row ids assigned at commit as Paimon 2.0 assigns them, ``_ROW_ID`` and
+``_SEQUENCE_NUMBER`` read on request, compaction refused by name. Paimon Java 2.0 and pypaimon 2.1
+check the same tables in tests/interop/test_java_row_tracking.py."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore.errors import LakestoreError, SchemaMismatchError, UnsupportedTableError
+from lakestore.format.binary_row import encode_values
+from lakestore.format.types import parse_type
+from lakestore.meta.manifest import ManifestStore
+from lakestore.read.data_evolution import row_id_groups
+from lakestore.write.row_tracking import paimon_partition_order
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+TRACKING = {"row-tracking.enabled": "true"}
+
+
+def _rows(dts: list[str], ids: list[int]) -> pa.Table:
+    return pa.table({"dt": dts, "id": ids, "v": [f"v{i}" for i in ids]}, schema=SCHEMA)
+
+
+@pytest.fixture
+def catalog(tmp_path) -> lakestore.Catalog:
+    c = lakestore.Catalog(str(tmp_path / "wh"))
+    c.create_database("db", exist_ok=True)
+    return c
+
+
+def _partition(value: str) -> bytes:
+    return encode_values([parse_type("STRING")], [value])
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        # orders Paimon 2.0.0 Java gave these partitions (first written first in each list);
+        # a, c, j and 8 share a hash slot, b, g, h, d, e and f have slots of their own
+        (["b", "a", "c"], ["b", "c", "a"]),
+        (["b", "c", "a"], ["b", "a", "c"]),
+        (["a", "c", "j", "8"], ["8", "j", "c", "a"]),
+        (["j", "a", "8", "c"], ["c", "8", "a", "j"]),
+        (list("bacdefgh"), ["h", "b", "g", "c", "a", "e", "d", "f"]),
+        (list("hgfedcab"), ["h", "b", "g", "a", "c", "e", "d", "f"]),
+    ],
+)
+def test_partition_order_is_paimons(written, expected):
+    assert paimon_partition_order([_partition(v) for v in written]) == [_partition(v) for v in expected]
+
+
+def test_commits_assign_row_ids_and_snapshot_sequence_numbers(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TRACKING)
+    table.write_arrow(_rows(["b", "a", "b", "c"], [1, 2, 3, 4]))
+    table.write_arrow(_rows(["a", "a"], [5, 6]))
+    got = table.to_arrow(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID").to_pylist()
+    # partitions b, c, a (Paimon's order), rows of a partition in write order
+    assert [(r["id"], r["_ROW_ID"], r["_SEQUENCE_NUMBER"]) for r in got] == [
+        (1, 0, 1),
+        (3, 1, 1),
+        (4, 2, 1),
+        (2, 3, 1),
+        (5, 4, 2),
+        (6, 5, 2),
+    ]
+    assert table.to_arrow(columns=["_ROW_ID"]).schema == pa.schema([pa.field("_ROW_ID", pa.int64(), nullable=False)])
+    snapshots = table.snapshots()
+    assert [s.next_row_id for s in snapshots] == [4, 6]
+    store = ManifestStore(table.file_io, table.path)
+    metas = [store.read_list(s.delta_manifest_list) for s in snapshots]
+    assert [(m.min_row_id, m.max_row_id) for ms in metas for m in ms] == [(0, 3), (4, 5)]
+    assert sorted((f.min_sequence_number, f.max_sequence_number) for f in _metas(table)) == [(1, 1)] * 3 + [(2, 2)]
+
+
+def test_row_ids_survive_filters_limits_and_batches(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, options=TRACKING)
+    table.write_arrow(_rows(["x"] * 5, [10, 11, 12, 13, 14]))
+    got = table.to_arrow(columns=["id", "_ROW_ID"], filter=lakestore.col("id") >= 13).to_pylist()
+    assert got == [{"id": 13, "_ROW_ID": 3}, {"id": 14, "_ROW_ID": 4}]
+    assert table.to_arrow(columns=["_ROW_ID"], limit=2).num_rows == 2
+    batches = list(table.to_batches(columns=["v", "_SEQUENCE_NUMBER", "_ROW_ID"]))
+    assert pa.Table.from_batches(batches).column("_ROW_ID").to_pylist() == [0, 1, 2, 3, 4]
+    assert table.to_arrow().column_names == ["dt", "id", "v"]  # only on request
+
+
+def test_plain_tables_have_no_row_tracking_columns(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA)
+    table.write_arrow(_rows(["x"], [1]))
+    with pytest.raises(SchemaMismatchError):
+        table.to_arrow(columns=["_ROW_ID"])
+    assert table.latest_snapshot().next_row_id == 0
+
+
+def test_compaction_refused_by_name(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, options=TRACKING)
+    for i in range(3):
+        table.write_arrow(_rows(["x"], [i]))
+    with pytest.raises(UnsupportedTableError, match="row-tracking.enabled") as info:
+        table.compact(full=True)
+    assert "row-tracking.enabled" in info.value.options
+    assert len(_metas(table)) == 3  # the writer never compacts them either
+
+
+def test_row_tracking_needs_an_unaware_append_table(catalog):
+    pk = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    table = catalog.create_table("db.pk", schema=pk, primary_keys=["id"], options={**TRACKING, "bucket": "1"})
+    with pytest.raises(UnsupportedTableError, match="row-tracking.enabled"):
+        table.write_arrow(pa.table({"id": [1], "v": ["a"]}, schema=pk))
+    fixed = catalog.create_table("db.fixed", schema=SCHEMA, options={**TRACKING, "bucket": "2", "bucket-key": "id"})
+    with pytest.raises(UnsupportedTableError, match="bucket = -1"):
+        fixed.write_arrow(_rows(["x"], [1]))
+
+
+def test_overwrite_gives_new_row_ids(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=TRACKING)
+    table.write_arrow(_rows(["a", "b"], [1, 2]))
+    table.write_arrow(_rows(["a"], [3]), overwrite={"dt": "a"})
+    got = table.to_arrow(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID").to_pylist()
+    assert [(r["id"], r["_ROW_ID"], r["_SEQUENCE_NUMBER"]) for r in got] == [
+        (2, 0, 1),
+        (3, 2, 2),
+    ]  # b first: its hash slot
+    assert table.latest_snapshot().next_row_id == 3
+
+
+def test_data_evolution_table_of_full_rows(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, options={**TRACKING, "data-evolution.enabled": "true"})
+    table.write_arrow(_rows(["x", "x"], [1, 2]))
+    table.write_arrow(_rows(["y"], [3]))
+    got = table.to_arrow(columns=["id", "_ROW_ID"], filter=lakestore.col("id") > 1).sort_by("_ROW_ID").to_pylist()
+    assert got == [{"id": 2, "_ROW_ID": 1}, {"id": 3, "_ROW_ID": 2}]
+    groups = row_id_groups(_metas(table))
+    assert [[f.first_row_id for f in g] for g in groups] == [[0], [2]]
+
+
+def _metas(table: lakestore.Table) -> list:
+    return [f for split in table.plan() for f in split.files]
+
+
+def test_data_evolution_without_row_tracking_is_refused(catalog):
+    with pytest.raises(LakestoreError, match="data-evolution.enabled"):
+        table = catalog.create_table("db.t", schema=SCHEMA, options={"data-evolution.enabled": "true"})
+        table.write_arrow(_rows(["x"], [1]))
