@@ -1,0 +1,246 @@
+"""Merge options of Paimon 2.0 against Paimon 2.0.0 Java, both ways: ``sequence.field.sort-order``,
+``ignore-update-before``, ``partial-update.remove-record-on-delete``,
+``aggregation.remove-record-on-delete`` and ``record-level.expire-time``.
+
+Each scenario writes the same commits with Paimon Java (the reference table) and with lakestore,
+then checks every reader on every table: lakestore reads Java's table, Java reads lakestore's,
+before compaction (level-0 runs, merge-on-read) and after a full compaction by either engine
+(lakestore's table is copied, so that each engine compacts the same files)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore.errors import OptionError, UnsupportedTableError
+from tests.compact._tables import live_files
+from tests.interop.conftest import same_rows
+
+
+def _table(schema: pa.Schema, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    return pa.table({f.name: list(c) for f, c in zip(schema, columns, strict=True)}, schema=schema)
+
+
+def both_ways(
+    java: Any,
+    catalog: lakestore.Catalog,
+    warehouse: Path,
+    schema: pa.Schema,
+    keys: list[str],
+    options: dict[str, str],
+    commits: Sequence[Sequence[tuple[Any, ...]]],
+    expected: Sequence[tuple[Any, ...]] | None = None,
+    compacted: Sequence[tuple[Any, ...]] | None = None,
+) -> None:
+    """Java writes ``db.ref``, lakestore ``db.ours`` (copied to ``db.ours_j``); every engine reads
+    every table as Java reads ``db.ref``, before and after full compactions (Java compacts
+    ``db.ref`` and ``db.ours_j``, lakestore ``db.ours``). ``expected``/``compacted``: the rows
+    Java must read before/after."""
+    java.create_table(warehouse, "db.ref", schema, primary_keys=keys, options=options)
+    ours = catalog.create_table("db.ours", schema=schema, primary_keys=keys, options=options)
+    for rows in commits:
+        java.write(warehouse, "db.ref", _table(schema, rows))
+        ours.write_arrow(_table(schema, rows))
+    reference = java.read(warehouse, "db.ref")
+    if expected is not None:
+        same_rows(reference, _table(schema, expected), keys)
+    assert any(f.level == 0 for f in live_files(catalog.get_table("db.ours")))
+    same_rows(catalog.get_table("db.ref").to_arrow(), reference, keys)
+    same_rows(catalog.get_table("db.ours").to_arrow(), reference, keys)
+    same_rows(java.read(warehouse, "db.ours"), reference, keys)
+
+    shutil.copytree(Path(ours.path), Path(ours.path).parent / "ours_j")
+    java.compact(warehouse, "db.ref")
+    java.compact(warehouse, "db.ours_j")
+    catalog.get_table("db.ours").compact(full=True)
+    reference = java.read(warehouse, "db.ref")
+    if compacted is not None:
+        same_rows(reference, _table(schema, compacted), keys)
+    for name in ("db.ref", "db.ours", "db.ours_j"):
+        assert all(f.level > 0 for f in live_files(catalog.get_table(name))), name
+        same_rows(catalog.get_table(name).to_arrow(), reference, keys)
+        same_rows(java.read(warehouse, name), reference, keys)
+
+
+# -- sequence.field.sort-order ---------------------------------------------------------------------
+SEQ = pa.schema([pa.field("id", pa.int64(), nullable=False), ("seq", pa.int64()), ("v", pa.string()), ("n", pa.int64())])
+SEQ_COMMITS = [
+    [(1, 5, "a", 1), (2, 3, "a", 1), (3, None, "a", 1), (4, 7, "a", None)],
+    [(1, 2, "b", None), (2, 9, "b", 2), (3, 4, "b", 2), (4, 7, "b", 2), (5, None, None, 5)],
+    [(1, 2, "c", 3), (2, 1, None, 3), (3, None, "c", None), (5, 8, "c", None)],
+]
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        # the smallest sequence wins (ties: the newest), a null sequence loses to any value
+        ("deduplicate", [(1, 2, "c", 3), (2, 1, None, 3), (3, 4, "b", 2), (4, 7, "b", 2), (5, 8, "c", None)]),
+        # rows merge from the largest sequence to the smallest: the last non-null is the smallest's
+        ("partial-update", [(1, 2, "c", 3), (2, 1, "a", 3), (3, 4, "b", 2), (4, 7, "b", 2), (5, 8, "c", 5)]),
+        ("aggregation", [(1, 2, "c", 3), (2, 1, "a", 3), (3, 4, "b", 2), (4, 7, "b", 2), (5, 8, "c", 5)]),
+    ],
+)
+def test_descending_sequence_field(java, catalog, warehouse, engine, expected):
+    options = {"bucket": "2", "sequence.field": "seq", "sequence.field.sort-order": "descending", "merge-engine": engine}
+    if engine == "aggregation":
+        options["fields.n.aggregate-function"] = "last_non_null_value"
+        options["fields.v.aggregate-function"] = "last_non_null_value"
+    both_ways(java, catalog, warehouse, SEQ, ["id"], options, SEQ_COMMITS, expected=expected, compacted=expected)
+
+
+def test_descending_sequence_field_with_writers_interleaved(java, catalog, warehouse):
+    options = {"bucket": "1", "sequence.field": "seq", "sequence.field.sort-order": "descending"}
+    table = catalog.create_table("db.t", schema=SEQ, primary_keys=["id"], options=options)
+    table.write_arrow(_table(SEQ, SEQ_COMMITS[0]))
+    java.write(warehouse, "db.t", _table(SEQ, SEQ_COMMITS[1]))
+    catalog.get_table("db.t").write_arrow(_table(SEQ, SEQ_COMMITS[2]))
+    expected = _table(SEQ, [(1, 2, "c", 3), (2, 1, None, 3), (3, 4, "b", 2), (4, 7, "b", 2), (5, 8, "c", None)])
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+    java.compact(warehouse, "db.t")
+    catalog.get_table("db.t").write_arrow(_table(SEQ, [(1, 3, "late", 0), (2, 0, "first", 0)]))
+    expected = _table(SEQ, [(1, 2, "c", 3), (2, 0, "first", 0), (3, 4, "b", 2), (4, 7, "b", 2), (5, 8, "c", None)])
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    catalog.get_table("db.t").compact(full=True)
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+
+
+# -- ignore-update-before --------------------------------------------------------------------------
+KINDED = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()), ("kind", pa.string())])
+KINDED_COMMITS = [
+    [(1, 10, "+I"), (2, 20, "+I"), (3, 30, "+I")],
+    [(1, 10, "-U"), (1, 11, "+U"), (2, 20, "-U"), (3, 30, "-D")],
+    [(2, 5, "-U"), (4, 40, "-U"), (5, 50, "+I")],
+]
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        # -U rows are dropped when written: key 2 keeps its row, key 4 never appears
+        ("deduplicate", [(1, 11, "+U"), (2, 20, "+I"), (5, 50, "+I")]),
+        # (-D retracts the sum; last_value retracts to null)
+        ("aggregation", [(1, 21, "+U"), (2, 20, "+I"), (3, 0, None), (5, 50, "+I")]),
+    ],
+)
+def test_ignore_update_before(java, catalog, warehouse, engine, expected):
+    options = {"bucket": "2", "rowkind.field": "kind", "ignore-update-before": "true", "merge-engine": engine}
+    if engine == "aggregation":
+        options["fields.v.aggregate-function"] = "sum"
+        options["fields.kind.aggregate-function"] = "last_value"
+    both_ways(java, catalog, warehouse, KINDED, ["id"], options, KINDED_COMMITS, expected=expected, compacted=expected)
+
+
+# -- partial-update.remove-record-on-delete --------------------------------------------------------
+WIDE = pa.schema(
+    [pa.field("id", pa.int64(), nullable=False), ("a", pa.string()), ("b", pa.int64()), ("c", pa.string()), ("kind", pa.string())]
+)
+PARTIAL_COMMITS = [
+    [(1, "a1", 1, None, "+I"), (2, "a2", None, "c2", "+I"), (3, None, 3, "c3", "+I"), (4, "a4", 4, "c4", "+I")],
+    [(1, None, 10, "c1", "+I"), (2, "gone", 2, None, "-D"), (3, "u", 30, None, "-U"), (5, "d5", 5, "d5", "-D")],
+    [(2, None, 22, None, "+I"), (3, None, None, "c33", "+I"), (4, "x", 44, None, "-D"), (6, "u6", 6, None, "-U")],
+    [(1, "del", None, None, "-D"), (4, None, None, "back", "+I"), (6, None, 66, None, "+I")],
+]
+
+
+def test_partial_update_remove_record_on_delete(java, catalog, warehouse):
+    options = {"bucket": "2", "merge-engine": "partial-update", "rowkind.field": "kind", "partial-update.remove-record-on-delete": "true"}
+    # merge-on-read: a -D removes the key; the key's later rows merge onto the -D row's values
+    # (-U rows change nothing, except that a key's first row initialises it: key 6)
+    expected = [(2, "gone", 22, None, "+I"), (3, None, 3, "c33", "+I"), (4, "x", 44, "back", "+I"), (6, "u6", 66, None, "+I")]
+    # a full compaction drops the -D rows (no older file to retract), and with them their values
+    both_ways(java, catalog, warehouse, WIDE, ["id"], options, PARTIAL_COMMITS, expected=expected, compacted=expected)
+
+
+def test_partial_update_remove_record_on_delete_across_compactions(java, catalog, warehouse):
+    """A -D compacted alone to the top level vanishes: the next insert starts from nothing."""
+    options = {"bucket": "1", "merge-engine": "partial-update", "rowkind.field": "kind", "partial-update.remove-record-on-delete": "true"}
+    table = catalog.create_table("db.t", schema=WIDE, primary_keys=["id"], options=options)
+    table.write_arrow(_table(WIDE, PARTIAL_COMMITS[0]))
+    java.write(warehouse, "db.t", _table(WIDE, PARTIAL_COMMITS[1]))
+    catalog.get_table("db.t").compact(full=True)
+    java.write(warehouse, "db.t", _table(WIDE, PARTIAL_COMMITS[2]))
+    catalog.get_table("db.t").write_arrow(_table(WIDE, PARTIAL_COMMITS[3]))
+    expected = _table(WIDE, [(2, None, 22, None, "+I"), (3, None, 3, "c33", "+I"), (4, "x", 44, "back", "+I"), (6, "u6", 66, None, "+I")])
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+    java.compact(warehouse, "db.t")
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"ignore-delete": "true"}, {"fields.b.sequence-group": "a"}],
+    ids=["ignore-delete", "sequence-group"],
+)
+def test_partial_update_remove_record_on_delete_conflicts(catalog, extra):
+    options = {"bucket": "1", "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true", **extra}
+    with pytest.raises(OptionError, match="remove-record-on-delete"):
+        catalog.create_table("db.t", schema=WIDE, primary_keys=["id"], options=options).write_arrow(_table(WIDE, PARTIAL_COMMITS[0]))
+
+
+# -- aggregation.remove-record-on-delete -----------------------------------------------------------
+AGG = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        ("s", pa.int64()),
+        ("m", pa.int64()),
+        ("l", pa.string()),
+        ("kind", pa.string()),
+    ]
+)
+AGG_OPTIONS = {
+    "bucket": "2",
+    "merge-engine": "aggregation",
+    "rowkind.field": "kind",
+    "aggregation.remove-record-on-delete": "true",
+    "fields.s.aggregate-function": "sum",
+    "fields.m.aggregate-function": "max",
+    "fields.l.aggregate-function": "listagg",
+    "fields.kind.aggregate-function": "last_value",
+}
+AGG_COMMITS = [
+    [(1, 1, 1, "a", "+I"), (2, 2, 2, "b", "+I"), (3, 3, 3, "c", "+I"), (4, 4, 4, "d", "+I")],
+    [(1, 10, 0, "x", "+I"), (2, 100, 9, " ", "-D"), (3, 1, 1, "c", "+I"), (5, 5, 5, "e", "-D")],
+    [(2, 7, 1, "y", "+I"), (3, 2, 8, "z", "+I"), (4, 40, 40, "q", "-D"), (6, 6, 6, " ", "-D")],
+    [(4, 1, None, " ", "+I"), (6, None, 1, " ", "+I")],
+]
+
+
+def test_aggregation_remove_record_on_delete(java, catalog, warehouse):
+    # the -D row's values are the accumulator of the key's later rows (sum 100 + 7); a blank
+    # listagg value of the -D stays until a non-blank one replaces it
+    expected = [
+        (1, 11, 1, "a,x", "+I"),
+        (2, 107, 9, "y", "+I"),
+        (3, 6, 8, "c,c,z", "+I"),
+        (4, 41, 40, "q", "+I"),
+        (6, 6, 6, " ", "+I"),
+    ]
+    both_ways(java, catalog, warehouse, AGG, ["id"], AGG_OPTIONS, AGG_COMMITS, expected=expected, compacted=expected)
+
+
+def test_aggregation_remove_record_on_delete_refusals(catalog):
+    with pytest.raises(OptionError, match="ignore-retract"):
+        catalog.create_table(
+            "db.t", schema=AGG, primary_keys=["id"], options={**AGG_OPTIONS, "fields.s.ignore-retract": "true"}
+        ).write_arrow(_table(AGG, AGG_COMMITS[0]))
+    with pytest.raises(UnsupportedTableError, match="first_value"):
+        catalog.create_table(
+            "db.u", schema=AGG, primary_keys=["id"], options={**AGG_OPTIONS, "fields.m.aggregate-function": "first_value"}
+        ).write_arrow(_table(AGG, AGG_COMMITS[0]))
+
+
+# -- record-level.expire-time ----------------------------------------------------------------------
+NOW = int(time.time())
+DAY = 86400
