@@ -295,6 +295,7 @@ class Table:
             unknown = [c for c in filter.columns() if c not in self.schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {self.schema.field_names})")
+        self._refuse_delta_reads("read incrementally")
         rows = IncrementalRead(self, spec).read(selected, filter).drop_columns([_INCREMENTAL_KIND])
         return rows if limit is None else rows.slice(0, limit)
 
@@ -465,8 +466,19 @@ class Table:
         return con.table(view)
 
     # -- reads over time ----------------------------------------------------------------------
+    def _refuse_delta_reads(self, what: str) -> None:
+        """Data-evolution tables: a snapshot's new files may hold some columns of older rows, which
+        reads of what snapshots added (changes, streams, incremental reads) would show as rows."""
+        if self.schema.core_options().data_evolution:
+            raise UnsupportedTableError(
+                f"cannot {what} table {self.path}: data-evolution.enabled=true, whose files may update columns of"
+                " older rows; reads of what snapshots added are not implemented for it (batch reads are)",
+                options=("data-evolution.enabled",),
+            )
+
     def _change_reader(self, schema: TableSchema | None = None) -> ChangeReader:
         self.schema.require_supported("read", table=self.path)
+        self._refuse_delta_reads("read the changes of")
         schema = schema or self.schema
         return ChangeReader(schema, self.snapshot_manager, self.manifests(), self.split_reader(schema))
 

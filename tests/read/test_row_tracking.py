@@ -144,3 +144,16 @@ def test_data_evolution_without_row_tracking_is_refused(catalog):
     with pytest.raises(LakestoreError, match="data-evolution.enabled"):
         table = catalog.create_table("db.t", schema=SCHEMA, options={"data-evolution.enabled": "true"})
         table.write_arrow(_rows(["x"], [1]))
+
+
+def test_reads_of_what_snapshots_added_are_refused_on_data_evolution_tables(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, options={**TRACKING, "data-evolution.enabled": "true"})
+    table.write_arrow(_rows(["x"], [1]))
+    with pytest.raises(UnsupportedTableError, match="data-evolution.enabled"):
+        table.read_changes(from_snapshot_id=0)
+    with pytest.raises(UnsupportedTableError, match="data-evolution.enabled"):
+        table.stream()
+    # row tracking alone: the changes are the appended rows
+    plain = catalog.create_table("db.p", schema=SCHEMA, options=TRACKING)
+    plain.write_arrow(_rows(["x"], [1]))
+    assert plain.read_changes(from_snapshot_id=0).column("id").to_pylist() == [1]
