@@ -108,23 +108,6 @@ def test_automatic_tags_named_as_java(java, catalog, warehouse, options):
     assert set(created) >= set(java_tags)
 
 
-def test_watermark_tags_follow_the_watermark(catalog):
-    """``tag.automatic-creation=watermark`` (Paimon's WatermarkExtractor, ``sink.watermark-time-zone``
-    UTC by default): a snapshot's watermark, not its commit time, places it; snapshots without a
-    watermark are skipped. (Paimon's Java oracle commits no watermark, so this follows its sources.)"""
-    options = {"bucket": "1", "tag.automatic-creation": "watermark", "tag.creation-period": "hourly"}
-    table = catalog.create_table("db.w", schema=SCHEMA, primary_keys=["id"], options=options)
-    day = 1_700_006_400_000  # 2023-11-15 00:00 UTC
-    table.write_arrow(batch([1], "a"))  # no watermark: no tag
-    assert table.tags() == []
-    table.write_arrow(batch([2], "b"), watermark=day + 30 * 60_000)  # 00:30 -> the hour before
-    table.write_arrow(batch([3], "c"), watermark=day + 90 * 60_000)  # 01:30
-    table.write_arrow(batch([4], "d"), watermark=day + 125 * 60_000)  # 02:05 -> 01:00
-    # 01:30 reached the end of the hour after the 23:00 tag's next (00:00 + 1 h): tagged 00:00;
-    # 02:05 reached 02:00: tagged 01:00
-    assert tag_map(table) == {"2023-11-14 23": 2, "2023-11-15 00": 3, "2023-11-15 01": 4}
-
-
 # -- consumers ---------------------------------------------------------------------------------------
 def test_consumer_expiration_as_java(java, catalog, warehouse):
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
