@@ -43,6 +43,7 @@ from lakestore.read.split_read import SplitReader
 from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.table_write import InputData, TableWrite
+from lakestore.write.update_columns import write_column_updates
 
 _log = logging.getLogger(__name__)
 # Table options that steer Paimon's scans: honoured by batch reads, refused by ``Table.stream``.
@@ -223,6 +224,30 @@ class Table:
                 if committer.publish_attempted:
                     write.close()  # a publish may have landed: its files must stay
                 raise
+        return snapshots[-1] if snapshots else None
+
+    def update_columns(self, data: pa.Table, *, commit_user: str | None = None) -> Snapshot | None:
+        """Data-evolution tables: new values for some columns of the rows ``data`` names by
+        ``_ROW_ID`` (its other columns: the ones to update), in one commit of files holding only
+        those (and the partition) columns, as pypaimon's ``update_by_arrow_with_row_id`` writes
+        them (``lakestore.write.update_columns``); returns the new snapshot (None: no rows)."""
+        if not self.schema.core_options().data_evolution:
+            raise UnsupportedTableError(f"cannot update columns of table {self.path}: data-evolution.enabled is not true")
+        self.schema.require_supported("write", table=self.path)
+        if data.num_rows == 0:
+            return None
+        reader = self.split_reader()
+        pieces = [p for split in ScanPlanner(self.schema, self.manifests()).plan(self.latest_snapshot()) for p in reader.pieces(split)]
+        update = write_column_updates(
+            self.file_io, self.path, self.schema, pieces, data, lambda piece, names: reader.read_piece(piece, names, None)
+        )
+        committer = self.new_commit(commit_user=commit_user or str(uuid.uuid4()))
+        try:
+            snapshots = committer.commit(update.messages)
+        except BaseException:
+            if not committer.publish_attempted:
+                update.abort()
+            raise
         return snapshots[-1] if snapshots else None
 
     @staticmethod

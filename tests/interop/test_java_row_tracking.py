@@ -167,3 +167,24 @@ def test_pypaimon_reads_lakestore_row_tracking_tables(catalog, warehouse):
         table.write_arrow(rows(dts, ids))
     pypaimon = oracle_read(warehouse / "db.db" / "t")
     assert sorted(pypaimon.to_pylist(), key=lambda r: r["id"]) == sorted(table.to_arrow().to_pylist(), key=lambda r: r["id"])
+
+
+def test_lakestore_column_updates_read_by_java_and_pypaimon(java, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=EVOLUTION)
+    table.write_arrow(rows(["x", "x", "x", "y"], [1, 2, 3, 4]))
+    table.write_arrow(rows(["y"], [5]))
+    table.update_columns(pa.table({"_ROW_ID": [4, 1, 3], "b": [500, 200, 400]}))
+    java.write(warehouse, "db.t", pa.table({"dt": ["x"] * 3, "a": ["J1", "J2", "J3"]}), write_columns=["dt", "a"], first_row_id=0)
+    table.update_columns(pa.table({"_ROW_ID": [2], "a": ["L3"], "b": [300]}))
+    expected = java_tracking(java, warehouse)
+    assert [(r["id"], r["a"], r["b"], r["_SEQUENCE_NUMBER"]) for r in expected] == [
+        (1, "J1", 10, 5),
+        (2, "J2", 200, 5),
+        (3, "L3", 300, 5),
+        (4, "a4", 400, 3),
+        (5, "a5", 500, 3),
+    ]
+    assert lake_tracking(catalog) == expected
+    if oracle_available():
+        pypaimon = oracle_read(warehouse / "db.db" / "t")
+        assert sorted(pypaimon.to_pylist(), key=lambda r: r["id"]) == [{k: r[k] for k in SCHEMA.names} for r in expected]

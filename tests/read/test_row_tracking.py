@@ -105,12 +105,13 @@ def test_compaction_refused_by_name(catalog):
 
 
 def test_row_tracking_needs_an_unaware_append_table(catalog):
+    # refused when created (Paimon's SchemaValidation) or, on a table another engine made, when written
     pk = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
-    table = catalog.create_table("db.pk", schema=pk, primary_keys=["id"], options={**TRACKING, "bucket": "1"})
-    with pytest.raises(UnsupportedTableError, match="row-tracking.enabled"):
+    with pytest.raises(LakestoreError, match="row-tracking.enabled"):
+        table = catalog.create_table("db.pk", schema=pk, primary_keys=["id"], options={**TRACKING, "bucket": "1"})
         table.write_arrow(pa.table({"id": [1], "v": ["a"]}, schema=pk))
-    fixed = catalog.create_table("db.fixed", schema=SCHEMA, options={**TRACKING, "bucket": "2", "bucket-key": "id"})
-    with pytest.raises(UnsupportedTableError, match="bucket = -1"):
+    with pytest.raises(LakestoreError, match="row-tracking.enabled|bucket"):
+        fixed = catalog.create_table("db.fixed", schema=SCHEMA, options={**TRACKING, "bucket": "2", "bucket-key": "id"})
         fixed.write_arrow(_rows(["x"], [1]))
 
 
@@ -157,3 +158,23 @@ def test_reads_of_what_snapshots_added_are_refused_on_data_evolution_tables(cata
     plain = catalog.create_table("db.p", schema=SCHEMA, options=TRACKING)
     plain.write_arrow(_rows(["x"], [1]))
     assert plain.read_changes(from_snapshot_id=0).column("id").to_pylist() == [1]
+
+
+def test_update_columns_of_a_data_evolution_table(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={**TRACKING, "data-evolution.enabled": "true"})
+    table.write_arrow(_rows(["x", "x", "y"], [1, 2, 3]))
+    snapshot = table.update_columns(pa.table({"_ROW_ID": [2, 0], "v": ["new3", "new1"]}))
+    assert snapshot is not None and snapshot.next_row_id == 3
+    got = table.to_arrow(columns=["id", "v", "_ROW_ID"]).sort_by("_ROW_ID").to_pylist()
+    # partition x first (Paimon's order of the two partitions): ids 1, 2, 3 have row ids 0, 1, 2
+    assert [(r["id"], r["v"], r["_ROW_ID"]) for r in got] == [(1, "new1", 0), (2, "v2", 1), (3, "new3", 2)]
+    assert table.to_arrow(filter=lakestore.col("v") == "new1").num_rows == 1
+    with pytest.raises(SchemaMismatchError, match="name no row"):
+        table.update_columns(pa.table({"_ROW_ID": [7], "v": ["x"]}))
+    with pytest.raises(SchemaMismatchError, match="partition columns"):
+        table.update_columns(pa.table({"_ROW_ID": [0], "dt": ["z"]}))
+    with pytest.raises(SchemaMismatchError, match="twice"):
+        table.update_columns(pa.table({"_ROW_ID": [0, 0], "v": ["a", "b"]}))
+    plain = catalog.create_table("db.p", schema=SCHEMA, options=TRACKING)
+    with pytest.raises(UnsupportedTableError, match="data-evolution.enabled"):
+        plain.update_columns(pa.table({"_ROW_ID": [0], "v": ["x"]}))
