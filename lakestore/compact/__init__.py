@@ -24,6 +24,7 @@ from lakestore.compact.deletion_vectors import (
 )
 from lakestore.compact.levels import Levels
 from lakestore.compact.output import SortedRunWriter
+from lakestore.compact.record_expire import RecordLevelExpire
 from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES, key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
@@ -79,6 +80,8 @@ class BucketCompactor:
         self.changelog_writer = DataFileWriter(file_io, schema, self.writer.target, prefix="changelog")
         self.primary_key = bool(schema.primary_keys)
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
+        # record-level.expire-time (primary-key tables, as Paimon's KeyValueFileStoreWrite)
+        self.record_expire = RecordLevelExpire.of(schema, schemas) if self.primary_key else None
         self.deletion_vectors = deletion_vectors
         self.picker = UniversalCompaction(
             max_size_amplification_percent=self.options.compaction_max_size_amplification_percent,
@@ -139,7 +142,10 @@ class BucketCompactor:
         dv = self.deletion_vectors
         if full:
             has_vector = (lambda f: dv.vector(f.file_name) is not None) if dv is not None else None
-            unit = pick_full_compaction(levels.num_levels, runs, force_rewrite_all=self.force_rewrite_all, has_vector=has_vector)
+            expired = self.record_expire.holds_expired if self.record_expire is not None else None
+            unit = pick_full_compaction(
+                levels.num_levels, runs, force_rewrite_all=self.force_rewrite_all, has_vector=has_vector, expired=expired
+            )
             if unit is None or not unit.files:
                 return CompactResult()
         else:
@@ -171,6 +177,7 @@ class BucketCompactor:
             older_rows=(lambda rows: lookup.older_rows(rows, self.schema.trimmed_primary_keys)) if dv is not None else None,
             must_rewrite=self._must_rewrite(unit.output_level, levels.max_level) if dv is not None else None,
             force_rewrite_all=self.force_rewrite_all,
+            record_expire=self.record_expire,
         )
         result = task.rewrite_files(unit.files) if unit.file_rewrite else task.run(unit.files)
         if self.options.changelog_producer == "full-compaction" and unit.output_level == levels.max_level:
@@ -189,6 +196,14 @@ class BucketCompactor:
         if self.options.bucket == -1 and not force:
             limit = self.options.get("compaction.file-num-limit")
             chunks = [files[i : i + limit] for i in range(0, len(files), limit)]
+        dv = self.deletion_vectors
+        deleted_rows = None
+        if dv is not None:  # append tables with deletion vectors (compaction.delete-ratio-threshold)
+
+            def deleted_rows(f: DataFileMeta) -> int | None:
+                vector = dv.vector(f.file_name)
+                return None if vector is None else len(vector)
+
         result = CompactResult()
         for chunk in chunks:
             picked = pick_append_files(
@@ -198,10 +213,15 @@ class BucketCompactor:
                 max_file_num=self.options.compaction_max_file_num,
                 full=full,
                 force_rewrite_all=force,
+                deleted_rows=deleted_rows,
+                delete_ratio_threshold=self.options.get("compaction.delete-ratio-threshold"),
             )
             done = compact_append(picked, read_file=self.read_file, writer=self.writer, rewrite_single=force)
             result.before.extend(done.before)
             result.after.extend(done.after)
+        if dv is not None:
+            for f in result.before:  # their deleted rows were left out of the new files
+                dv.remove(f.file_name)
         return result
 
     def _needs_old_values(self) -> bool:
@@ -275,6 +295,8 @@ class BucketCompactor:
             for rows in key_slices(sides, batches, keys, slice_bytes=SLICE_BYTES):
                 after = rows.column(_AFTER)
                 before_rows, after_rows = self._top_level(rows.filter(pc.invert(after))), self._top_level(rows.filter(after))
+                if self.record_expire is not None:  # Paimon's top-level records are read with the expiry filter
+                    before_rows = self.record_expire.keep(before_rows)
                 touched = (
                     rows_with_keys_in(before_rows, lower_keys, keys)
                     if lower_keys is not None
