@@ -17,7 +17,7 @@ from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotF
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
-from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward
+from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward, two_branch_parts
 from lakestore.lifecycle.check import TableCheck, check_table
 from lakestore.lifecycle.expire import ExpireResult, expire_snapshots
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
@@ -383,6 +383,10 @@ class Table:
         if incremental is not None:
             return self._read_incremental(incremental, columns, filter, limit)
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
+        two = self._two_branch_read(snapshot, schema, columns, filter, (snapshot_id, tag, timestamp_ms, watermark))
+        if two is not None:
+            rows = pa.concat_tables(list(two[0]))
+            return rows if limit is None else rows.slice(0, limit)
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
 
@@ -442,10 +446,54 @@ class Table:
             rows = self._read_incremental(incremental, columns, filter, limit)
             return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_size))
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
+        two = self._two_branch_read(snapshot, schema, columns, filter, (snapshot_id, tag, timestamp_ms, watermark))
+        if two is not None:
+            rows = pa.concat_tables(list(two[0]))
+            rows = rows if limit is None else rows.slice(0, limit)
+            return pa.RecordBatchReader.from_batches(two[1], rows.to_batches(max_chunksize=batch_size))
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
         tables = self.split_reader(schema).iter_tables(splits, selected, filter, limit=limit)
         batches = (b for t in tables for b in t.cast(arrow_schema).to_batches(max_chunksize=batch_size))
         return pa.RecordBatchReader.from_batches(arrow_schema, batches)
+
+    def _two_branch_read(
+        self,
+        snapshot: Snapshot | None,
+        schema: TableSchema,
+        columns: Sequence[str] | None,
+        filter: Predicate | None,  # noqa: A002
+        travel: tuple[Any, ...],
+    ) -> tuple[Iterator[pa.Table], pa.Schema] | None:
+        """A batch read over this branch and its ``scan.fallback-branch`` (or ``scan.primary-branch``),
+        as Paimon's ``FallbackReadFileStoreTable``: per branch, the rows of the partitions it
+        serves; None when the table reads one branch."""
+        options = self.schema.options
+        if not (str(options.get("scan.fallback-branch") or "").strip() or str(options.get("scan.primary-branch") or "").strip()):
+            return None
+        names = ("snapshot_id", "tag", "timestamp_ms", "watermark")
+        given = {k: v for k, v in zip(names, travel, strict=True) if v is not None}
+        if not given:
+            given = scan_from_options(self, options).travel or {}
+        selected = self._columns(columns, schema)
+        if filter is not None:
+            unknown = [c for c in filter.columns() if c not in schema.field_names]
+            if unknown:
+                raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
+        parts = two_branch_parts(self, snapshot, schema, selected, filter, given)
+        if parts is None:
+            return None
+        full = schema.arrow_schema()
+        output = pa.schema([full.field(c) for c in selected])
+
+        def tables() -> Iterator[pa.Table]:
+            for part in parts:
+                if part.splits:
+                    theirs = pa.schema([pa.field(c, f.type, f.nullable) for c, f in zip(part.columns, output, strict=True)])
+                    rows = part.reader.read_all(part.splits, part.columns, filter, theirs)
+                    yield rows.rename_columns(selected).cast(output)
+            yield output.empty_table()
+
+        return tables(), output
 
     def _read_plan(
         self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None

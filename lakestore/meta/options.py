@@ -296,6 +296,9 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("incremental-between-tag-to-snapshot", "false", _bool),
         # fixed-bucket writes and bucket pruning (lakestore/format/bucket.py)
         OptionSpec("bucket-function.type", "default", _choice("default", "mod", "hive")),
+        # batch reads over two branches (lakestore/lifecycle/branches.py, Paimon's FallbackReadFileStoreTable)
+        OptionSpec("scan.fallback-branch", None, str),
+        OptionSpec("scan.primary-branch", None, str),
     )
 }
 
