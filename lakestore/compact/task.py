@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.compact.output import SortedRunWriter
+from lakestore.compact.record_expire import RecordLevelExpire
 from lakestore.compact.slices import SLICE_BYTES, FileBatches, key_slices
 from lakestore.format.arrow_ops import sort_indices
 from lakestore.format.binary_row import decode_row
@@ -64,6 +65,7 @@ class MergeTreeCompactTask:
         read_batches: FileBatches | None = None,
         slice_bytes: int = SLICE_BYTES,
         force_rewrite_all: bool = False,
+        record_expire: RecordLevelExpire | None = None,
     ) -> None:
         """``read_batches``: a file's rows batch by batch (default: ``read_file`` whole), read
         into slices of about ``slice_bytes``."""
@@ -85,6 +87,9 @@ class MergeTreeCompactTask:
         self.slice_bytes = slice_bytes
         # compaction.force-rewrite-all-files: no file keeps its bytes (Paimon rewrites instead of upgrading)
         self.force_rewrite_all = force_rewrite_all
+        # record-level.expire-time: expired records are dropped from the files read, files
+        # whose statistics show some are rewritten rather than upgraded (Paimon's upgrade)
+        self.record_expire = record_expire
         self.slices_merged = 0  # for tests: how many slices the rewrites took
 
     def run(self, files: Sequence[DataFileMeta]) -> CompactResult:
@@ -111,7 +116,7 @@ class MergeTreeCompactTask:
         return result
 
     def _upgrade(self, f: DataFileMeta, result: CompactResult) -> None:
-        if self.force_rewrite_all:
+        if self.force_rewrite_all or (self.record_expire is not None and self.record_expire.holds_expired(f)):
             self._rewrite_sections([[f]], result)
             return
         if f.level == self.output_level:
@@ -152,6 +157,8 @@ class MergeTreeCompactTask:
         result.after.extend(output.finish())
 
     def _merge(self, rows: pa.Table) -> pa.Table:
+        if self.record_expire is not None:
+            rows = self.record_expire.keep(rows)
         older = self.older_rows(rows) if self.older_rows is not None else None
         if older is not None:
             rows = pa.concat_tables([older, rows])

@@ -97,15 +97,21 @@ def pick_full_compaction(
     *,
     force_rewrite_all: bool = False,
     has_vector: Callable[[DataFileMeta], bool] | None = None,
+    expired: Callable[[DataFileMeta], bool] | None = None,
 ) -> CompactUnit | None:
     """Paimon's CompactStrategy.pickFullCompaction: every run merged to the top level; a bucket
     that is one top-level run already rewrites, file by file, every file with
-    ``compaction.force-rewrite-all-files``, else the files that have a deletion vector."""
+    ``compaction.force-rewrite-all-files``, else the files that hold expired records
+    (``record-level.expire-time``) or have a deletion vector."""
     max_level = num_levels - 1
     if not runs:
         return None
     if len(runs) == 1 and runs[0].level == max_level:
-        picked = tuple(f for f in runs[0].files if force_rewrite_all or (has_vector is not None and has_vector(f)))
+        picked = tuple(
+            f
+            for f in runs[0].files
+            if force_rewrite_all or (expired is not None and expired(f)) or (has_vector is not None and has_vector(f))
+        )
         if not picked:
             return None
         return CompactUnit(max_level, (LevelSortedRun(max_level, picked),), file_rewrite=True)

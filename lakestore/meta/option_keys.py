@@ -404,8 +404,9 @@ _refuse(
     reads=True,
     allowed=_FALSE,
 )
-_refuse("record-level expiration is not implemented: compaction would keep expired records", "record-level.expire-time")
-_refuse("only matters with record-level.expire-time, which is not implemented", "record-level.time-field", "record-level.time-field-type")
+# Paimon 0.9's unit of record-level.time-field; Paimon 1.0+ (and lakestore) ignore it and take the
+# unit from the column's type (INT seconds, BIGINT seconds or milliseconds, TIMESTAMP).
+_ignore("a Paimon 0.9 setting that Paimon 2.0 ignores: the unit comes from the time field's type", "record-level.time-field-type")
 _refuse(
     "cross-partition upsert is not implemented",
     "cross-partition-upsert.index-ttl",

@@ -9,6 +9,7 @@ before compaction (level-0 runs, merge-on-read) and after a full compaction by e
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import time
 from collections.abc import Sequence
@@ -244,3 +245,82 @@ def test_aggregation_remove_record_on_delete_refusals(catalog):
 # -- record-level.expire-time ----------------------------------------------------------------------
 NOW = int(time.time())
 DAY = 86400
+
+
+def _stamp(kind: str, seconds: int | None) -> Any:
+    if seconds is None:
+        return None
+    if kind == "int":
+        return seconds
+    if kind == "bigint-millis":
+        return seconds * 1000 + 999
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None)
+
+
+_TIME_TYPES = {"int": pa.int32(), "bigint-millis": pa.int64(), "timestamp": pa.timestamp("us")}
+
+
+@pytest.mark.parametrize("kind", list(_TIME_TYPES))
+def test_record_level_expire(java, catalog, warehouse, kind):
+    """Expired records are dropped by compaction, record by record before the merge (an
+    expired newest version lets the older one win); reads before compaction see them all."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts", _TIME_TYPES[kind]), ("v", pa.string())])
+    old, new = NOW - 10 * DAY, NOW + DAY
+
+    def row(key: int, seconds: int | None, v: str) -> tuple[Any, ...]:
+        return (key, _stamp(kind, seconds), v)
+
+    commits = [
+        [row(1, new, "a"), row(2, old, "a"), row(3, None, "a"), row(4, new, "a"), row(5, old, "a")],
+        [row(2, new, "b"), row(4, old, "b"), row(6, old, "b")],
+    ]
+    options = {"bucket": "1", "record-level.expire-time": "1 d", "record-level.time-field": "ts"}
+    expected = [row(1, new, "a"), row(2, new, "b"), row(3, None, "a"), row(4, old, "b"), row(5, old, "a"), row(6, old, "b")]
+    compacted = [row(1, new, "a"), row(2, new, "b"), row(3, None, "a"), row(4, new, "a")]
+    both_ways(java, catalog, warehouse, schema, ["id"], options, commits, expected=expected, compacted=compacted)
+
+
+@pytest.mark.parametrize("stats", ["full", "default"])
+@pytest.mark.parametrize("compactor", ["lakestore", "java"])
+def test_record_level_expire_rewrites_a_top_level_file(java, catalog, warehouse, compactor, stats):
+    """A bucket that is one top-level run is compacted again when the value statistics of a file
+    show expired records (Paimon's pickFullCompaction with RecordLevelExpire.isExpireFile).
+    Primary-key files carry no value statistics by default: such a file is left as it is."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts", pa.int64()), ("v", pa.string())])
+    options = {"bucket": "1", "record-level.expire-time": "4 s", "record-level.time-field": "ts"}
+    if stats == "full":
+        options["fields.ts.stats-mode"] = "full"
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options=options)
+    soon = int(time.time())
+    table.write_arrow(_table(schema, [(1, soon, "a"), (2, soon + 3600, "a")]))
+
+    def compact() -> None:
+        if compactor == "java":
+            java.compact(warehouse, "db.t")
+        else:
+            catalog.get_table("db.t").compact(full=True)
+
+    compact()
+    everything = _table(schema, [(1, soon, "a"), (2, soon + 3600, "a")])
+    same_rows(java.read(warehouse, "db.t"), everything, ["id"])
+    same_rows(catalog.get_table("db.t").to_arrow(), everything, ["id"])
+    time.sleep(max(0.0, soon + 6 - time.time()))
+    before = {f.file_name for f in live_files(catalog.get_table("db.t"))}
+    compact()
+    after = {f.file_name for f in live_files(catalog.get_table("db.t"))}
+    expected = _table(schema, [(2, soon + 3600, "a")]) if stats == "full" else everything
+    assert before.isdisjoint(after) if stats == "full" else before == after
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+
+
+def test_record_level_expire_options_are_checked(catalog):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts", pa.string())])
+    with pytest.raises(OptionError, match="time field"):  # as Paimon: when a writer or compaction starts
+        table = catalog.create_table("db.a", schema=schema, primary_keys=["id"], options={"record-level.expire-time": "1 d"})
+        table.write_arrow(_table(schema, [(1, "x")]))
+        table.compact(full=True)
+    with pytest.raises(OptionError, match="INT, BIGINT or TIMESTAMP"):
+        catalog.create_table(
+            "db.b", schema=schema, primary_keys=["id"], options={"record-level.expire-time": "1 d", "record-level.time-field": "ts"}
+        )
