@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lakestore.errors import TagNotFoundError
+from lakestore.errors import TagNotFoundError, UnsupportedTableError
 from lakestore.format.arrow_ops import as_numpy, from_pylist, indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
@@ -251,7 +251,15 @@ class IncrementalRead:
         return pa.concat_tables([p.cast(schema) for p in parts]) if parts else pa.Table.from_batches([], schema=schema)
 
     def _diff(self, start: Snapshot, end: Snapshot, columns: Sequence[str]) -> list[pa.Table]:
+        if self.primary_key and self.schema.core_options().deletion_vectors:
+            raise UnsupportedTableError(
+                f"cannot read table {self.table.path}: a diff (incremental-between-scan-mode=diff, or between two tags) of a"
+                " deletion-vector table merges level 0 with the vector-masked levels above, which lakestore does not implement",
+                options=("deletion-vectors.enabled",),
+            )
         planner = ScanPlanner(self.schema, self.table.manifests())
+        # Paimon's incremental scans keep level 0 (AbstractBatchTableScan): first-row tables merge it in
+        planner.skip_level0 = False
         before = {(s.partition, s.bucket): s for s in planner.plan(start)}
         after = {(s.partition, s.bucket): s for s in planner.plan(end)}
         reader = self.table.split_reader()

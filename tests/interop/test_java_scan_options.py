@@ -253,3 +253,17 @@ def test_fallback_branch(java, catalog, warehouse, key, writer):
     # writes go to the current branch only
     table.write_arrow(part_rows("d3", [7], "main"))
     same(java.read(warehouse, "db.t"), catalog.get_table("db.t").to_arrow())
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update"])
+def test_diff_merges_only_the_files_each_side_lacks(java, catalog, warehouse, engine):
+    options = {"bucket": "2", "merge-engine": engine}
+    table = catalog.create_table(
+        "db.d", schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())]), primary_keys=["id"], options=options
+    )
+    for i, ids in enumerate([[1, 2, 3], [2, 4], [1, 5], [2]]):
+        table.write_arrow(pa.table({"id": ids, "v": [f"{i}-{x}" if x != 2 else "same" for x in ids]}, schema=table.arrow_schema))
+    table.compact(full=True)
+    for between in ("2,4", "1,3", "3,5", "1,5"):
+        options = {"incremental-between": between, "incremental-between-scan-mode": "diff"}
+        same(java.read(warehouse, "db.d", options=options), table.to_arrow(incremental_between=between, incremental_scan_mode="diff"))
