@@ -443,6 +443,10 @@ def _row_tracking_refusals(
         reason = "deletion vectors of data-evolution tables (anchored on a row-id range) are not implemented"
         writes.append(("data-evolution.enabled", reason))
         reads.append(("data-evolution.enabled", reason))
+    if evolution and options.get("vector.file.format"):
+        reason = "vector.file.format: vector-store files (.vector.<format>) of data-evolution tables are not implemented"
+        writes.append(("vector.file.format", reason))
+        reads.append(("vector.file.format", reason))
     key = "data-evolution.enabled" if evolution else "row-tracking.enabled"
     return ((key, f"{key}=true: compaction that keeps row ids is not implemented"),)
 

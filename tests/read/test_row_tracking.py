@@ -13,6 +13,7 @@ from lakestore.errors import LakestoreError, SchemaMismatchError, UnsupportedTab
 from lakestore.format.binary_row import encode_values
 from lakestore.format.types import parse_type
 from lakestore.meta.manifest import ManifestStore
+from lakestore.meta.options import unsupported
 from lakestore.read.data_evolution import row_id_groups
 from lakestore.write.row_tracking import paimon_partition_order
 
@@ -178,3 +179,11 @@ def test_update_columns_of_a_data_evolution_table(catalog):
     plain = catalog.create_table("db.p", schema=SCHEMA, options=TRACKING)
     with pytest.raises(UnsupportedTableError, match="data-evolution.enabled"):
         plain.update_columns(pa.table({"_ROW_ID": [0], "v": ["x"]}))
+
+
+def test_vector_store_files_of_data_evolution_tables_refused():
+    found = unsupported({**TRACKING, "data-evolution.enabled": "true", "vector.file.format": "parquet"}, primary_keys=())
+    assert "vector.file.format" in dict(found.blocks_reads)
+    assert "vector.file.format" in dict(found.blocks_writes)
+    assert not unsupported(TRACKING, primary_keys=()).blocks_reads
+    assert "row-tracking.enabled" in dict(unsupported(TRACKING, primary_keys=()).blocks_compaction)
