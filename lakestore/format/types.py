@@ -58,7 +58,7 @@ class DataType:
 
     root: str
     nullable: bool = True
-    precision: int | None = None  # DECIMAL precision, TIMESTAMP precision
+    precision: int | None = None  # DECIMAL, TIMESTAMP and TIME precision
     scale: int | None = None  # DECIMAL scale
     length: int | None = None  # CHAR/VARCHAR/BINARY/VARBINARY length, VECTOR dimension
     element: DataType | None = None  # ARRAY, MULTISET, VECTOR
@@ -427,6 +427,11 @@ def from_arrow(arrow_type: pa.DataType, *, nullable: bool = True) -> DataType:
         precision = {"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit]
         root = "TIMESTAMP" if t.tz is None else "TIMESTAMP_LTZ"
         return DataType(root, nullable, precision=precision)
+    if pa.types.is_time32(t) or pa.types.is_time64(t):
+        # TIME(p) declares the unit; Paimon keeps every TIME(p) value as milliseconds of the day
+        # (parquet INT32 TIME(MILLIS)), so lakestore reads it as time32[ms] and writes cast to it
+        # safely: a sub-millisecond value is refused, never truncated.
+        return DataType("TIME", nullable, precision={"s": 0, "ms": 3, "us": 6, "ns": 9}[t.unit])
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
         item = t.value_field
         return DataType.array(from_arrow(item.type, nullable=item.nullable), nullable=nullable)

@@ -22,6 +22,7 @@ from lakestore.errors import (
 from lakestore.format.types import UNSUPPORTED_ROOTS, DataField, DataType, UnsupportedPaimonTypeError, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
+from lakestore.meta.option_keys import FALLBACK_KEYS
 
 SCHEMA_VERSION = 3
 
@@ -223,6 +224,252 @@ def _json_list(doc: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
+# Paimon's SpecialFields: names its data files, readers and system tables use for their own
+# fields (SYSTEM_FIELD_NAMES; case-sensitive) and the prefix of the key copies in data files.
+SYSTEM_FIELD_NAMES = frozenset({"_SEQUENCE_NUMBER", "_VALUE_KIND", "_LEVEL", "rowkind", "_ROW_ID"})
+KEY_FIELD_PREFIX = "_KEY_"
+
+_INT_MAX = 2**31 - 1
+_RECORD_TIME_ROOTS = ("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ")
+_LAST_NON_NULL = "last_non_null_value"
+_DEFAULT_AGG = "default-aggregate-function"
+
+# Paimon's SchemaValidation.validateStartupMode: per startup mode, (keys of which exactly one must
+# be set, keys that must be absent); every other mode (latest, latest-full...) takes none of them.
+_SCAN_KEYS = (
+    "scan.timestamp-millis",
+    "scan.file-creation-time-millis",
+    "scan.timestamp",
+    "scan.snapshot-id",
+    "scan.tag-name",
+    "incremental-between-timestamp",
+    "incremental-between",
+    "incremental-to-auto-tag",
+)
+_STARTUP_RULES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "from-timestamp": (
+        ("scan.timestamp-millis", "scan.timestamp"),
+        ("scan.snapshot-id", "scan.file-creation-time-millis", "scan.tag-name")
+        + ("incremental-between-timestamp", "incremental-between", "incremental-to-auto-tag"),
+    ),
+    "from-snapshot": (
+        ("scan.snapshot-id", "scan.tag-name", "scan.watermark"),
+        ("scan.timestamp-millis", "scan.timestamp", "scan.file-creation-time-millis")
+        + ("incremental-between-timestamp", "incremental-between", "incremental-to-auto-tag"),
+    ),
+    "incremental": (
+        ("incremental-between", "incremental-between-timestamp", "incremental-to-auto-tag"),
+        ("scan.snapshot-id", "scan.timestamp-millis", "scan.file-creation-time-millis", "scan.timestamp", "scan.tag-name"),
+    ),
+    "from-snapshot-full": (
+        ("scan.snapshot-id",),
+        ("scan.timestamp-millis", "scan.timestamp", "scan.file-creation-time-millis", "scan.tag-name")
+        + ("incremental-between-timestamp", "incremental-between", "incremental-to-auto-tag"),
+    ),
+    "from-file-creation-time": (
+        ("scan.file-creation-time-millis",),
+        ("scan.snapshot-id", "scan.timestamp-millis", "scan.tag-name")
+        + ("incremental-between-timestamp", "incremental-between", "incremental-to-auto-tag"),
+    ),
+}
+
+
+def validate_table_schema(schema: TableSchema) -> None:
+    """Refuse a schema Paimon 2.0 refuses (``SchemaValidation.validateTableSchema``, which Paimon
+    runs on table creation and on every ``alter``, and the merge-function factories it calls), so
+    lakestore never writes a table Java will not open or write. Only Paimon's rules live here:
+    tables Java created pass. ``SchemaMismatchError`` names a column, ``OptionError`` an option.
+    Option values are read raw (with Paimon's fallback keys): a value lakestore cannot parse is
+    refused elsewhere, or belongs to another engine, and is skipped here."""
+    raw = dict(schema.options)
+    names = schema.field_names
+    pk = schema.primary_keys
+    for name in names:
+        if name in SYSTEM_FIELD_NAMES:
+            raise SchemaMismatchError(
+                f"column {name!r} has the name of a Paimon system field ({sorted(SYSTEM_FIELD_NAMES)}): Paimon refuses such"
+                " tables (its data files and readers add a field of that name)"
+            )
+        if name.startswith(KEY_FIELD_PREFIX):
+            raise SchemaMismatchError(
+                f"column {name!r} starts with {KEY_FIELD_PREFIX!r}, the prefix of the key fields in Paimon's data files:"
+                " Paimon refuses such tables"
+            )
+    merge_engine = _text(raw, "merge-engine", "deduplicate")
+    producer = _text(raw, "changelog-producer", "none")
+    bucket = _int_option(raw, "bucket", -1)
+    sequence_fields = [f.strip() for f in (_get(raw, "sequence.field") or "").split(",") if f.strip()]
+    _validate_fields_options(schema, raw)
+    for name in sequence_fields:
+        if name not in names:
+            raise OptionError(f"sequence.field {name!r} is not a column (columns: {names})")
+        if f"fields.{name}.aggregate-function" in raw:
+            raise OptionError(f"sequence.field {name!r} cannot have an aggregate function ('fields.{name}.aggregate-function')")
+        if sequence_fields.count(name) > 1:
+            raise OptionError(f"sequence.field names {name!r} more than once")
+    if sequence_fields and merge_engine == "first-row":
+        raise OptionError("sequence.field cannot be used with merge-engine first-row (Paimon keeps the first row by arrival)")
+    if sequence_fields and pk and schema.partition_keys and not set(schema.partition_keys) <= set(pk):
+        raise OptionError("sequence.field cannot be used when the primary key lacks partition keys (cross-partition update)")
+    if pk and merge_engine == "partial-update":
+        _validate_partial_update(schema, raw)
+    if producer != "none" and not pk:
+        raise OptionError(f"changelog-producer {producer!r} needs a primary key")
+    if _get(raw, "full-compaction.delta-commits") is not None:
+        if producer == "lookup":
+            raise OptionError(
+                "full-compaction.delta-commits does not work with changelog-producer 'lookup': use changelog-producer"
+                " 'full-compaction' for periodic full compaction with changelog, or remove full-compaction.delta-commits"
+            )
+        if not pk and bucket == -1:
+            raise OptionError("full-compaction.delta-commits needs fixed buckets on an append table (bucket = -1 here)")
+    for prefix, min_default, max_default in (
+        ("snapshot", 10, _INT_MAX),
+        ("changelog", _int_option(raw, "snapshot.num-retained.min", 10), _int_option(raw, "snapshot.num-retained.max", _INT_MAX)),
+    ):
+        low = _int_option(raw, f"{prefix}.num-retained.min", min_default)
+        high = _int_option(raw, f"{prefix}.num-retained.max", max_default)
+        if low is not None and low < 1:
+            raise OptionError(f"{prefix}.num-retained.min must be at least 1 (is {low})")
+        if low is not None and high is not None and low > high:
+            unset = [k for k in (f"{prefix}.num-retained.min", f"{prefix}.num-retained.max") if k not in raw]
+            fallback = "snapshot.num-retained.* or Paimon's default" if prefix == "changelog" else "Paimon's default"
+            hint = f" ({' and '.join(unset)} not set: {fallback} applies)" if unset else ""
+            raise OptionError(f"{prefix}.num-retained.min ({low}) must not be larger than {prefix}.num-retained.max ({high}){hint}")
+    time_field = _get(raw, "record-level.time-field")
+    if time_field is not None:
+        if time_field not in names:
+            raise OptionError(f"record-level.time-field {time_field!r} is not a column")
+        root = schema.field(time_field).type.root
+        if root not in _RECORD_TIME_ROOTS:
+            raise OptionError(f"record-level.time-field {time_field!r} has type {root}; it must be INT, BIGINT or TIMESTAMP")
+    if merge_engine == "first-row" and producer not in ("none", "lookup"):
+        raise OptionError(f"changelog-producer {producer!r} does not work with merge-engine first-row (only 'none' and 'lookup')")
+    rowkind = _get(raw, "rowkind.field")
+    if rowkind is not None and rowkind not in names:
+        raise OptionError(f"rowkind.field {rowkind!r} is not a column")
+    if _flag(raw, "deletion-vectors.enabled"):
+        if producer not in ("none", "input", "lookup"):
+            raise OptionError(f"deletion-vectors.enabled works with changelog-producer none, input or lookup, not {producer!r}")
+        if merge_engine == "first-row":
+            raise OptionError("deletion-vectors.enabled does not apply to merge-engine first-row (it never deletes older rows)")
+    _validate_startup_mode(raw)
+    if _flag(raw, "row-tracking.enabled"):
+        if pk:
+            raise OptionError("row-tracking.enabled cannot be set on a table with a primary key")
+        if bucket != -1:
+            raise OptionError(f"row-tracking.enabled needs bucket = -1 (is {bucket})")
+    if _flag(raw, "data-evolution.enabled") and not _flag(raw, "row-tracking.enabled"):
+        raise OptionError("data-evolution.enabled needs row-tracking.enabled = true")
+
+
+def _get(options: Mapping[str, str], key: str) -> str | None:
+    """An option's raw value, looked up under Paimon's fallback keys too."""
+    if key in options:
+        return options[key]
+    return next((options[k] for k, primary in FALLBACK_KEYS.items() if primary == key and k in options), None)
+
+
+def _text(options: Mapping[str, str], key: str, default: str) -> str:
+    value = _get(options, key)
+    return default if value is None else value.strip().lower()
+
+
+def _flag(options: Mapping[str, str], key: str) -> bool:
+    return _text(options, key, "false") == "true"
+
+
+def _int_option(options: Mapping[str, str], key: str, default: int | None) -> int | None:
+    value = _get(options, key)
+    if value is None:
+        return default
+    try:
+        return int(value.strip())
+    except ValueError:
+        return None
+
+
+def _validate_fields_options(schema: TableSchema, raw: Mapping[str, str]) -> None:
+    """``fields.<a>[,<b>...].<suffix>`` must name columns (``fields.default-aggregate-function``
+    aside); a path into a ROW column (``fields.<row>.<member>.<suffix>``) is refused."""
+    names = schema.field_names
+    for key in raw:
+        if not key.startswith("fields."):
+            continue
+        segments = key.split(".")
+        columns = segments[1].split(",")
+        for column in columns:
+            if column != _DEFAULT_AGG and column not in names:
+                raise OptionError(f"option {key!r} names {column!r}, which is not a column (columns: {names})")
+        if len(segments) > 3 and len(columns) == 1 and columns[0] in names and schema.field(columns[0]).type.root == "ROW":
+            raise OptionError(f"option {key!r}: per-field options cannot address a member of the ROW column {columns[0]!r}")
+
+
+def _validate_partial_update(schema: TableSchema, raw: Mapping[str, str]) -> None:
+    """The checks of Paimon's PartialUpdateMergeFunction factory."""
+    names = schema.field_names
+    pk = schema.primary_keys
+    sequence_fields: list[str] = []
+    protected: dict[str, str] = {}  # member -> its group's option key
+    suffix = ".sequence-group"
+    for key, value in raw.items():
+        if not (key.startswith("fields.") and key.endswith(suffix)):
+            continue
+        group = key[len("fields.") : -len(suffix)].split(",")
+        for name in group + value.split(","):
+            if name not in names:
+                raise OptionError(f"option {key!r} names {name!r}, which is not a column (columns: {names})")
+            if name in pk:
+                raise OptionError(f"option {key!r} names the primary-key column {name!r}, which cannot be in a sequence group")
+        for member in value.split(","):
+            if member in protected:
+                raise OptionError(f"column {member!r} is in two sequence groups ({protected[member]!r} and {key!r})")
+            protected[member] = key
+        sequence_fields.extend(group)
+    default = _get(raw, f"fields.{_DEFAULT_AGG}")
+    for name in names:
+        if name in sequence_fields or name in pk:
+            continue
+        function = raw.get(f"fields.{name}.aggregate-function", default)
+        if function is not None and function != _LAST_NON_NULL and name not in protected:
+            raise OptionError(f"aggregate function {function!r} of column {name!r} needs the column in a sequence group")
+    remove_on_delete = _flag(raw, "partial-update.remove-record-on-delete")
+    ignore_delete = _flag(raw, "ignore-delete")
+    on_group = _get(raw, "partial-update.remove-record-on-sequence-group")
+    if remove_on_delete and ignore_delete:
+        raise OptionError("ignore-delete and partial-update.remove-record-on-delete contradict each other")
+    if on_group is not None and ignore_delete:
+        raise OptionError("ignore-delete and partial-update.remove-record-on-sequence-group contradict each other")
+    if remove_on_delete and protected:
+        raise OptionError("sequence groups and partial-update.remove-record-on-delete contradict each other")
+    if on_group is not None and not set(on_group.split(",")) <= set(sequence_fields):
+        raise OptionError(f"partial-update.remove-record-on-sequence-group {on_group!r} must name sequence fields of sequence groups")
+
+
+def _validate_startup_mode(raw: Mapping[str, str]) -> None:
+    mode = _text(raw, "scan.mode", "default")
+    if mode == "default":
+        present = {k for k in (*_SCAN_KEYS, "scan.watermark", "scan.version", "scan.creation-time-millis") if _get(raw, k) is not None}
+        if present & {"scan.timestamp-millis", "scan.timestamp"}:
+            mode = "from-timestamp"
+        elif present & {"scan.snapshot-id", "scan.tag-name", "scan.watermark", "scan.version"}:
+            mode = "from-snapshot"
+        elif "scan.file-creation-time-millis" in present:
+            mode = "from-file-creation-time"
+        elif "scan.creation-time-millis" in present:
+            mode = "from-creation-timestamp"
+        elif present & {"incremental-between", "incremental-between-timestamp"}:
+            mode = "incremental"
+    required, forbidden = _STARTUP_RULES.get(mode, ((), _SCAN_KEYS))
+    if required:
+        given = [k for k in required if _get(raw, k) is not None]
+        if len(given) != 1:
+            raise OptionError(f"scan.mode {mode!r} needs exactly one of {list(required)} (set: {given})")
+    for key in forbidden:
+        if _get(raw, key) is not None:
+            raise OptionError(f"option {key!r} cannot be set with scan.mode {mode!r}")
+
+
 def new_schema(
     arrow_schema: pa.Schema,
     *,
@@ -236,6 +483,9 @@ def new_schema(
     if len(set(names)) != len(names):
         raise SchemaMismatchError(f"duplicate column names in {names}")
     for group, label in ((partition_keys, "partition key"), (primary_keys, "primary key")):
+        repeated = sorted({k for k in group if list(group).count(k) > 1})
+        if repeated:
+            raise SchemaMismatchError(f"{label}s {list(group)} name {repeated} more than once (Paimon refuses duplicate key columns)")
         for key in group:
             if key not in names:
                 raise SchemaMismatchError(f"{label} {key!r} is not a column (columns: {names})")
@@ -257,24 +507,11 @@ def new_schema(
         raise OptionError("an append table with fixed buckets needs option 'bucket-key'")
     if not primary_keys and core.bucket == -1 and core.bucket_key:
         raise OptionError("'bucket-key' needs a fixed bucket count")
-    for key in core.sequence_fields:
-        if key not in names:
-            raise OptionError(f"sequence.field {key!r} is not a column")
-    if core.changelog_producer != "none" and not primary_keys:
-        raise OptionError("changelog-producer needs a primary key")
     if (core.sequence_fields or core.rowkind_field) and not primary_keys:
         raise OptionError("sequence.field and rowkind.field need a primary key")
-    if core.rowkind_field is not None and core.rowkind_field not in names:
-        raise OptionError(f"rowkind.field {core.rowkind_field!r} is not a column")
-    if core.deletion_vectors:
-        # Paimon's own refusals (SchemaValidation), and append tables, whose rows Paimon deletes
-        # only through Spark's DELETE/UPDATE
-        if not primary_keys:
-            raise OptionError("deletion-vectors.enabled on an append table is not implemented (no row-level deletes)")
-        if core.merge_engine == "first-row":
-            raise OptionError("deletion-vectors.enabled does not apply to merge-engine first-row (it never deletes older rows)")
-        if core.changelog_producer not in ("none", "input", "lookup"):
-            raise OptionError("deletion-vectors.enabled works with changelog-producer none, input or lookup only")
+    if core.deletion_vectors and not primary_keys:
+        # Paimon deletes rows of append tables only through Spark's DELETE/UPDATE
+        raise OptionError("deletion-vectors.enabled on an append table is not implemented (no row-level deletes)")
     fields = []
     # Paimon numbers a column, then the fields of its nested ROW types (Schema.Builder.column).
     next_id = itertools.count()
@@ -291,6 +528,16 @@ def new_schema(
         field_id = next(next_id)
         fields.append(DataField(field_id, f.name, dtype.with_field_ids(next_id), description))
     highest = max([f.id for f in fields] + [n.id for f in fields for n in f.type.nested_fields()], default=-1)
+    schema = TableSchema(
+        id=0,
+        fields=tuple(fields),
+        highest_field_id=highest,
+        partition_keys=tuple(partition_keys),
+        primary_keys=tuple(primary_keys),
+        options=checked,
+        comment=comment,
+    )
+    validate_table_schema(schema)
     by_name = {f.name: f for f in fields}
     # Keys are hashed, sorted and BinaryRow-encoded, which nested values cannot be.
     for role, keys in (
@@ -306,15 +553,7 @@ def new_schema(
         root = next(f.type.root for f in fields if f.name == key)
         if root not in ("VARCHAR", "CHAR", "TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "BOOLEAN"):
             raise SchemaMismatchError(f"partition key {key!r} of type {root} is not supported as a partition column")
-    return TableSchema(
-        id=0,
-        fields=tuple(fields),
-        highest_field_id=highest,
-        partition_keys=tuple(partition_keys),
-        primary_keys=tuple(primary_keys),
-        options=checked,
-        comment=comment,
-    )
+    return schema
 
 
 class SchemaManager:

@@ -20,10 +20,10 @@ from typing import TypeAlias
 
 import pyarrow as pa
 
-from lakestore.errors import OptionError, SchemaChangeError
+from lakestore.errors import OptionError, SchemaChangeError, SchemaMismatchError
 from lakestore.format.types import DataType, from_arrow, parse_type
 from lakestore.meta import options as opts
-from lakestore.meta.schema import DataField, TableSchema
+from lakestore.meta.schema import DataField, TableSchema, validate_table_schema
 
 TypeLike: TypeAlias = "DataType | pa.DataType | str"
 
@@ -221,7 +221,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
                 options.pop(change.key, None)
         else:
             raise SchemaChangeError(f"unknown schema change {change!r}")
-    return TableSchema(
+    new_schema = TableSchema(
         id=schema.id + 1,
         fields=tuple(fields),
         highest_field_id=highest,
@@ -231,6 +231,13 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
         comment=comment,
         time_millis=int(time.time() * 1000),
     )
+    # Paimon validates the schema an alter produces as it validates a new table (a column renamed
+    # to a system field name, a retention option below its counterpart, ...).
+    try:
+        validate_table_schema(new_schema)
+    except (OptionError, SchemaMismatchError) as exc:
+        raise SchemaChangeError(str(exc)) from exc
+    return new_schema
 
 
 def _option_columns(options: dict[str, str]) -> set[str]:

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.errors import OptionError, UnsupportedTableError
+from lakestore.errors import OptionError, SchemaMismatchError, UnsupportedTableError
 from tests.compact._tables import live_files
 from tests.interop.conftest import same_rows
 from tests.oracle.java_driver import JavaOracleError
@@ -244,34 +244,30 @@ PAIMON_REFUSES = {
     "first-row-with-input-changelog": {"merge-engine": "first-row", "changelog-producer": "input"},
     "first-row-with-full-compaction-changelog": {"merge-engine": "first-row", "changelog-producer": "full-compaction"},
     "retained-min-above-max": {"snapshot.num-retained.min": "5", "snapshot.num-retained.max": "2"},
-    # a column named as a system field: lakestore's writes then fail with KeyError 'Field
-    # "_SEQUENCE_NUMBER" exists 2 times in schema'
+    # columns named as Paimon's system fields (lakestore's writes to a _SEQUENCE_NUMBER column
+    # failed with KeyError 'Field "_SEQUENCE_NUMBER" exists 2 times in schema')
     "column-_SEQUENCE_NUMBER": {},
     "column-_KEY_v": {},
     "column-rowkind": {},
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason="lakestore creates tables Paimon 2.0's SchemaValidation refuses (and then will not write): 'Do not support use "
-    "sequence field on FIRST_ROW merge engine', 'Only support none and lookup changelog-producer on FIRST_ROW merge "
-    "engine', 'snapshot.num-retained.min should not be larger than snapshot.num-retained.max', 'Field name[_SEQUENCE_NUMBER] "
-    "in schema cannot be exist in [_SEQUENCE_NUMBER, _VALUE_KIND, _LEVEL, rowkind, _ROW_ID]', '... cannot start with [_KEY_]'",
-)
 @pytest.mark.parametrize("case", list(PAIMON_REFUSES))
 def test_tables_paimon_refuses_are_not_created(java, catalog, warehouse, case):
+    """Paimon 2.0's SchemaValidation refuses these tables ('Do not support use sequence field on
+    FIRST_ROW merge engine', 'Only support none and lookup changelog-producer on FIRST_ROW merge
+    engine', 'snapshot.num-retained.min should not be larger than snapshot.num-retained.max',
+    'Field name[_SEQUENCE_NUMBER] in schema cannot be exist in [...]', '... cannot start with
+    [_KEY_]'); lakestore refuses them too, by name, and writes nothing."""
     opts = {"bucket": "1", **PAIMON_REFUSES[case]}
     column = case.removeprefix("column-") if case.startswith("column-") else "v"
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), (column, pa.int64())])
     if "sequence.field" in opts:
         opts["sequence.field"] = column
-    try:
+    with pytest.raises(JavaOracleError):
         java.create_table(warehouse, "db.j", schema, primary_keys=["id"], options=opts)
-    except JavaOracleError:
-        pass
-    else:
-        raise AssertionError("Paimon created the table")  # not pytest's Failed: the xfail is only for lakestore's step
-    with pytest.raises(OptionError):
+    error = SchemaMismatchError if case.startswith("column-") else OptionError
+    with pytest.raises(error) as info:
         catalog.create_table("db.l", schema=schema, primary_keys=["id"], options=opts)
+    assert (column if case.startswith("column-") else next(iter(PAIMON_REFUSES[case]))) in str(info.value)
+    assert not catalog.table_exists("db.l")

@@ -6,6 +6,8 @@ nanoseconds, which Paimon 2.0.0 reads and 1.4.2 misreads."""
 
 from __future__ import annotations
 
+import datetime
+
 import pyarrow as pa
 import pytest
 
@@ -13,8 +15,7 @@ from tests.oracle.java_driver import java_oracle
 from tests.oracle.test_oracle_driver import ALL_TYPES, all_types
 
 pytestmark = pytest.mark.oracle
-# lakestore cannot create TIME columns (it reads and writes them in tables Java created)
-LAKESTORE_CREATES = pa.schema([f for f in ALL_TYPES if f.name != "time"])
+LAKESTORE_CREATES = ALL_TYPES  # TIME included: time32[ms] becomes TIME(3)
 
 
 def rows(table: pa.Table, names: list[str]) -> list[dict]:
@@ -82,14 +83,24 @@ def test_java_reads_timestamp9_lakestore_wrote(catalog, warehouse, version):
     assert rows(catalog.get_table("db.t").to_arrow(), ["id", "ts9"]) == rows(data, ["id", "ts9"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="lakestore cannot create a TIME column: lakestore.format.types.from_arrow has no mapping for Arrow time32 "
-    "(Paimon declares TIME(p); lakestore reads TIME columns as time32[ms] and writes into tables Java created with them)",
-)
-def test_lakestore_creates_a_time_column_java_reads(java, catalog, warehouse):
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("time", pa.time32("ms"))])
+@pytest.mark.parametrize("unit", ["ms", "us"])
+def test_lakestore_creates_a_time_column_java_reads(java, catalog, warehouse, unit):
+    """Arrow time32[ms] / time64[us] become TIME(3) / TIME(6) (Paimon keeps milliseconds of the
+    day for every precision); Java 2.0 reads lakestore's rows, writes its own, and lakestore reads
+    both, before and after a Java compaction rewrites lakestore's file."""
+    arrow_type = pa.time32("ms") if unit == "ms" else pa.time64("us")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("time", arrow_type)])
     table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options={"bucket": "1"})
+    assert str(table.schema.field("time").type) == ("TIME(3)" if unit == "ms" else "TIME(6)")
     data = all_types().select(["id", "time"]).cast(schema)
     table.write_arrow(data)
-    assert rows(java.read(warehouse, "db.t"), ["id", "time"]) == rows(data, ["id", "time"])
+    read_as = pa.schema([schema.field("id"), ("time", pa.time32("ms"))])
+    expected = data.cast(read_as)
+    assert rows(java.read(warehouse, "db.t"), ["id", "time"]) == rows(expected, ["id", "time"])
+    more = pa.table({"id": [100], "time": pa.array([datetime.time(12, 34, 56, 789000)], pa.time32("ms"))}, schema=read_as)
+    java.write(warehouse, "db.t", more)
+    both = pa.concat_tables([expected, more])
+    assert rows(catalog.get_table("db.t").to_arrow(), ["id", "time"]) == rows(both, ["id", "time"])
+    java.compact(warehouse, "db.t")
+    assert rows(catalog.get_table("db.t").to_arrow(), ["id", "time"]) == rows(both, ["id", "time"])
+    assert rows(java.read(warehouse, "db.t"), ["id", "time"]) == rows(both, ["id", "time"])
