@@ -202,3 +202,11 @@ def test_pypaimon_row_tracking_table_read_by_lakestore(java, catalog, warehouse)
     catalog.get_table("db.t").write_arrow(rows(["a"], [9]))
     assert lake_tracking(catalog) == java_tracking(java, warehouse)
     assert java_tracking(java, warehouse)[-1]["_ROW_ID"] == 8
+
+
+def test_lakestore_tables_read_by_paimon_2_0_and_1_4(java_any, catalog, warehouse):
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options=EVOLUTION)
+    for dts, ids in WRITES:
+        table.write_arrow(rows(dts, ids))
+    table.update_columns(pa.table({"_ROW_ID": [0, 8], "a": ["first", "last"]}))
+    assert java_tracking(java_any, warehouse) == lake_tracking(catalog)
