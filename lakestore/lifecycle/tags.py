@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import json
 import re
+import weakref
 import zoneinfo
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -312,9 +313,16 @@ def auto_create_tags(table: Table) -> list[str]:
     manager = TagManager(table)
     snapshots = table.snapshot_manager
     auto = {n: t for n in manager.names() if (t := period.tag_to_time(n)) is not None}
+    latest = max(auto, key=lambda n: auto[n]) if auto else None
+    settings = (period, delay, completion, options.get("tag.automatic-creation"))
+    cached = _PROGRESS.get(table)
     next_tag: dt.datetime | None = None
-    if auto:
-        latest = max(auto, key=lambda n: auto[n])
+    latest_id = snapshots.latest_id()
+    if cached is not None and cached[0] == latest and cached[3] == settings and cached[1] <= (latest_id or 0) + 1:
+        # this Table walked up to here before, and no automatic tag appeared since (Paimon's
+        # committer keeps this position in memory, and restores it from the latest tag)
+        next_snapshot, next_tag = cached[1], cached[2]
+    elif latest is not None:
         try:
             next_snapshot = manager.get(latest).snapshot_id + 1
             next_tag = period.next_period(auto[latest])
@@ -323,7 +331,6 @@ def auto_create_tags(table: Table) -> list[str]:
     else:
         next_snapshot = snapshots.earliest_id() or 1
     created: list[str] = []
-    latest_id = snapshots.latest_id()
     while latest_id is not None and next_snapshot <= latest_id:
         if not snapshots.exists(next_snapshot):
             earliest = snapshots.earliest_id()
@@ -346,8 +353,15 @@ def auto_create_tags(table: Table) -> list[str]:
         except TagAlreadyExistsError:
             pass  # Paimon ignores an existing tag of that name
         next_tag = period.next_period(this_tag)
+        latest = name
         _retain_auto_tags(manager, period, options.tag_num_retained_max)
+    if latest is None or manager.exists(latest):
+        _PROGRESS[table] = (latest, next_snapshot, next_tag, settings)
     return created
+
+
+# Table -> (latest automatic tag, next snapshot to look at, next tag time, settings) of its last walk
+_PROGRESS: weakref.WeakKeyDictionary[Any, tuple[str | None, int, dt.datetime | None, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
 
 
 def _retain_auto_tags(manager: TagManager, period: TagPeriod, limit: int | None) -> None:

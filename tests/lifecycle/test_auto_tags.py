@@ -147,3 +147,28 @@ def test_consumer_mode_values(catalog):
         catalog.create_table(f"db.{mode.replace('-', '_')}", schema=SCHEMA, options={"consumer.mode": mode})
     with pytest.raises(OptionError):
         catalog.create_table("db.bad", schema=SCHEMA, options={"consumer.mode": "sometimes"})
+
+
+def test_a_table_resumes_its_walk(catalog, monkeypatch):
+    """As Paimon's committer keeps its position in memory, a Table walks each snapshot once; a new
+    Table restores the position from the latest automatic tag."""
+    options = {"bucket": "1", "write-only": "true", "tag.automatic-creation": "process-time", "tag.creation-period": "daily"}
+    table = catalog.create_table("db.r", schema=SCHEMA, primary_keys=["dt", "id"], options=options)
+    for i in range(4):
+        table.write_arrow(batch("a", [i], 1.0))
+    assert [t.snapshot_id for t in table.tags()] == [1]
+    seen: list[int] = []
+    get = type(table.snapshot_manager).get
+
+    def counting(self, snapshot_id, *args, **kwargs):
+        seen.append(snapshot_id)
+        return get(self, snapshot_id, *args, **kwargs)
+
+    monkeypatch.setattr(type(table.snapshot_manager), "get", counting)
+    table.write_arrow(batch("a", [9], 1.0))
+    assert 2 not in seen and 3 not in seen and 5 in seen  # the walk looked at the new snapshot only
+    seen.clear()
+    from lakestore.lifecycle import auto_create_tags
+
+    auto_create_tags(catalog.get_table("db.r"))
+    assert {2, 3, 4, 5} <= set(seen)  # restored from the tag on snapshot 1
