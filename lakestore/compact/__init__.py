@@ -188,12 +188,15 @@ class BucketCompactor:
 
     def _compact_append(self, files: Sequence[DataFileMeta], *, full: bool, min_size: int) -> CompactResult:
         """Append tables: small files concatenated in sequence order; with
-        ``compaction.force-rewrite-all-files`` a full compaction rewrites every file. A
-        bucket-unaware table is planned in chunks of ``compaction.file-num-limit`` files in scan
-        order (Paimon's AppendCompactCoordinator scans that many files per plan)."""
-        force = full and self.force_rewrite_all
+        ``compaction.force-rewrite-all-files`` a full compaction of a fixed bucket rewrites every
+        file (Paimon's BucketedAppendCompactManager; bucket-unaware tables compact through its
+        AppendCompactCoordinator, which ignores the option). A bucket-unaware table is planned in
+        chunks of ``compaction.file-num-limit`` files in scan order (the coordinator scans that
+        many files per plan)."""
+        unaware = self.options.bucket == -1
+        force = full and self.force_rewrite_all and not unaware
         chunks: list[Sequence[DataFileMeta]] = [files]
-        if self.options.bucket == -1 and not force:
+        if unaware:
             limit = self.options.get("compaction.file-num-limit")
             chunks = [files[i : i + limit] for i in range(0, len(files), limit)]
         dv = self.deletion_vectors

@@ -191,3 +191,20 @@ def test_total_size_threshold_compacts_fully_as_java(java, catalog, warehouse):
     assert "COMPACT" in kinds
     assert _shape(ours) == _shape(theirs)
     assert sort_rows(ours.to_arrow()) == sort_rows(theirs.to_arrow())
+
+
+def test_force_rewrite_all_files_leaves_bucket_unaware_tables_as_java(java, catalog, warehouse):
+    """Bucket-unaware append tables compact through Paimon's AppendCompactCoordinator, which does
+    not read ``compaction.force-rewrite-all-files``: a compacted table stays as it is."""
+    table = catalog.create_table("db.t", schema=SCHEMA, options={"write-only": "true"})
+    for i in range(3):
+        table.write_arrow(batch(range(i * 10, i * 10 + 10), f"v{i}"))
+    table.compact(full=True)
+    before = sorted(f.file_name for f in live_files(table))
+    assert len(before) == 1
+    catalog.alter_table("db.t", [SetOption("write-only", "false"), SetOption("compaction.force-rewrite-all-files", "true")])
+    ours = lakestore.Catalog(str(copy_warehouse(warehouse, "ours"))).get_table("db.t")
+    latest = table.snapshot_manager.latest_id()
+    assert java.compact(warehouse, "db.t") == latest  # nothing committed
+    assert ours.compact(full=True) == []
+    assert sorted(f.file_name for f in live_files(ours)) == before
