@@ -201,7 +201,7 @@ class BucketCompactor:
             chunks = [files[i : i + limit] for i in range(0, len(files), limit)]
         dv = self.deletion_vectors
         deleted_rows = None
-        if dv is not None:  # append tables with deletion vectors (compaction.delete-ratio-threshold)
+        if dv is not None and unaware:  # compaction.delete-ratio-threshold (AppendCompactCoordinator only)
 
             def deleted_rows(f: DataFileMeta) -> int | None:
                 vector = dv.vector(f.file_name)
