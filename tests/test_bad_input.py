@@ -146,7 +146,7 @@ BAD_OPTIONS = [
     {"write-only": "yes"},
     # Paimon options lakestore does not implement: refused, never silently ignored
     {"incremental-to-auto-tag": "2024-01-01"},
-    {"row-tracking.enabled": "true"},
+    {"data-file.thin-mode": "true"},
     {"scan.file-creation-time-millis": "1"},
     {"incremental-between-scan-mode": "sideways"},
 ]

@@ -115,7 +115,7 @@ def test_overwrite_outside_partition_rejected(table):
         {"no.such.option": "1"},
         {"bucket": "abc"},
         {"write-buffer-size": "lots"},
-        {"row-tracking.enabled": "true"},
+        {"data-file.thin-mode": "true"},
         {"merge-engine": "nope"},
         {"commit.max-retries": "x"},
     ],
