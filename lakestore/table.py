@@ -24,7 +24,7 @@ from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import Tag, TagManager
-from lakestore.lifecycle.time_travel import resolve, scan_from_options, snapshot_at_watermark
+from lakestore.lifecycle.time_travel import only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
@@ -334,7 +334,7 @@ class Table:
         watermark: int | None = None,
     ) -> list[Split]:  # noqa: A002
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
-        return ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
+        return only_scan_bucket(self.schema.options, ScanPlanner(schema, self.manifests()).plan(snapshot, filter))
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
         return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
@@ -508,7 +508,7 @@ class Table:
             unknown = [c for c in filter.columns() if c not in schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
-        splits = ScanPlanner(schema, self.manifests()).plan(snapshot, filter)
+        splits = only_scan_bucket(self.schema.options, ScanPlanner(schema, self.manifests()).plan(snapshot, filter))
         full = schema.arrow_schema()
         return selected, splits, pa.schema([full.field(c) if c in schema.field_names else tracking[c] for c in selected])
 

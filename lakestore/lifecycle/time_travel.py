@@ -13,6 +13,7 @@ from lakestore.lifecycle.tags import TagManager
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from lakestore.read.scan import Split
     from lakestore.table import Table
 
 
@@ -185,3 +186,14 @@ def scan_from_options(table: Table, options: Mapping[str, Any]) -> OptionScan:
     if mode == "from-snapshot" and options.get("scan.tag-name") is not None:
         return OptionScan(travel={"tag": str(options["scan.tag-name"])})
     raise ValueError(f"scan.mode={mode} needs scan.snapshot-id" + (", scan.watermark or scan.tag-name" if mode == "from-snapshot" else ""))
+
+
+def scan_bucket(options: Mapping[str, Any]) -> int | None:
+    """``scan.bucket``: the one bucket a batch read plans (Paimon's ``SnapshotReader.withBucket``)."""
+    value = options.get("scan.bucket")
+    return None if value is None or not str(value).strip() else int(value)
+
+
+def only_scan_bucket(options: Mapping[str, Any], splits: list[Split]) -> list[Split]:
+    bucket = scan_bucket(options)
+    return splits if bucket is None else [s for s in splits if s.bucket == bucket]

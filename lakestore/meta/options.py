@@ -296,6 +296,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("incremental-between-timestamp", None, str),
         OptionSpec("incremental-between-scan-mode", "auto", _choice("auto", "delta", "changelog", "diff")),
         OptionSpec("incremental-between-tag-to-snapshot", "false", _bool),
+        OptionSpec("scan.bucket", None, _int),
         # fixed-bucket writes and bucket pruning (lakestore/format/bucket.py)
         OptionSpec("bucket-function.type", "default", _choice("default", "mod", "hive")),
         # batch reads over two branches (lakestore/lifecycle/branches.py, Paimon's FallbackReadFileStoreTable)

@@ -33,6 +33,7 @@ from lakestore.errors import TagNotFoundError, UnsupportedTableError
 from lakestore.format.arrow_ops import as_numpy, from_pylist, indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
+from lakestore.lifecycle.time_travel import only_scan_bucket, scan_bucket
 from lakestore.meta.file_scan import read_entries
 from lakestore.meta.manifest import ADD
 from lakestore.meta.snapshot import Snapshot
@@ -236,8 +237,9 @@ class IncrementalRead:
         reader = self.table.split_reader()
         types = self.schema.types_of(self.schema.partition_keys)
         parts = []
+        bucket = scan_bucket(self.schema.options)
         for entry in read_entries(manifests, names):
-            if entry.kind != ADD:
+            if entry.kind != ADD or (bucket is not None and entry.bucket != bucket):
                 continue
             values = decode_row(entry.partition, types, source=manifests.manifest_dir)
             rows = reader.read_file(values, entry.bucket, entry.file, columns, system=self.primary_key)
@@ -260,8 +262,8 @@ class IncrementalRead:
         planner = ScanPlanner(self.schema, self.table.manifests())
         # Paimon's incremental scans keep level 0 (AbstractBatchTableScan): first-row tables merge it in
         planner.skip_level0 = False
-        before = {(s.partition, s.bucket): s for s in planner.plan(start)}
-        after = {(s.partition, s.bucket): s for s in planner.plan(end)}
+        before = {(s.partition, s.bucket): s for s in only_scan_bucket(self.schema.options, planner.plan(start))}
+        after = {(s.partition, s.bucket): s for s in only_scan_bucket(self.schema.options, planner.plan(end))}
         reader = self.table.split_reader()
         names = self.schema.field_names
         full = self.schema.arrow_schema()

@@ -267,3 +267,16 @@ def test_diff_merges_only_the_files_each_side_lacks(java, catalog, warehouse, en
     for between in ("2,4", "1,3", "3,5", "1,5"):
         options = {"incremental-between": between, "incremental-between-scan-mode": "diff"}
         same(java.read(warehouse, "db.d", options=options), table.to_arrow(incremental_between=between, incremental_scan_mode="diff"))
+
+
+def test_scan_bucket_table_option(java, catalog, warehouse):
+    pk_table(catalog).write_arrow(batch([(i, "m", "+I") for i in range(10, 40)]))  # 5
+    java.alter(warehouse, "db.t", [{"op": "set_option", "key": "scan.bucket", "value": "1"}])
+    table = catalog.get_table("db.t")
+    expected = java.read(warehouse, "db.t")
+    assert 0 < expected.num_rows < 30  # of 35 keys, those of bucket 1
+    same(expected, table.to_arrow())
+    assert {s.bucket for s in table.plan()} == {1}
+    for mode in ("delta", "diff"):
+        options = {"incremental-between": "1,5", "incremental-between-scan-mode": mode}
+        same(java.read(warehouse, "db.t", options=options), table.to_arrow(incremental_between="1,5", incremental_scan_mode=mode))
