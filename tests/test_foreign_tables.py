@@ -149,7 +149,7 @@ def test_files_referenced_only_by_a_branch_survive_expiration_and_orphan_cleanup
     ("options", "readable"),
     [
         ({"sequence.snapshot-ordering": "true"}, False),
-        ({"partial-update.remove-record-on-sequence-group": "seq"}, False),
+        ({"data-file.thin-mode": "true"}, False),
         ({"data-evolution.enabled": "true"}, False),
         ({"write.sequence-number-init-mode": "zero"}, True),
         ({"cross-partition-upsert.index-ttl": "1 d"}, True),

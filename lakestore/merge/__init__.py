@@ -51,6 +51,7 @@ def _create(schema: TableSchema) -> MergeEngine:
             functions=functions,
             delimiters=options.field_options("list-agg-delimiter"),
             remove_record_on_delete=options.get("partial-update.remove-record-on-delete"),
+            remove_record_on_sequence_group=options.get("partial-update.remove-record-on-sequence-group") or (),
         )
     if engine == "aggregation":
         return AggregationEngine(

@@ -78,6 +78,7 @@ class PartialUpdateEngine(MergeEngine):
         functions: Mapping[str, str] | None = None,
         delimiters: Mapping[str, str] | None = None,
         remove_record_on_delete: bool = False,
+        remove_record_on_sequence_group: Sequence[str] = (),
     ) -> None:
         self.value_columns = list(value_columns)
         self.ignore_delete = ignore_delete
@@ -111,11 +112,24 @@ class PartialUpdateEngine(MergeEngine):
                     options=(f"fields.{name}.aggregate-function",),
                 )
 
+        # Paimon's partial-update.remove-record-on-sequence-group: a -D whose group (named by a
+        # sequence field) is not older removes the key; retractions of sequence groups
+        # (retractWithSequenceGroup) are accepted when no group member aggregates
+        self.delete_groups = tuple(dict.fromkeys(self.group_of[f] for f in remove_record_on_sequence_group if f in self.group_of))
+        if len(self.delete_groups) != len(tuple(remove_record_on_sequence_group)) or any(
+            f not in self._sequence_fields() for f in remove_record_on_sequence_group
+        ):
+            raise OptionError("partial-update.remove-record-on-sequence-group must name sequence fields of sequence groups (as Paimon)")
+        if self.delete_groups and ignore_delete:
+            raise OptionError("ignore-delete and partial-update.remove-record-on-sequence-group conflict (as in Paimon)")
+        self.retracts_groups = bool(sequence_groups) and not self.functions and not ignore_delete
+        self.keeps_deletes = self.keeps_deletes or self.retracts_groups
+
     def _sequence_fields(self) -> set[str]:
         return {f for seq in self.sequence_groups for f in seq.split(",")}
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
-        if retract_mask(rows).any() and not self.remove_record_on_delete:
+        if retract_mask(rows).any() and not self.remove_record_on_delete and not self.retracts_groups:
             if not self.ignore_delete:
                 raise MergeEngineError(
                     "the partial-update merge engine cannot accept -U/-D rows; set 'partial-update.ignore-delete' = 'true' to drop them"
@@ -147,9 +161,11 @@ class PartialUpdateEngine(MergeEngine):
         if rows.num_rows == 0:
             return rows
         groups = Groups.of(rows, key_columns)
-        if self.remove_record_on_delete:
+        if self.remove_record_on_delete or self.retracts_groups:
             retract = retract_mask(rows)
             if retract.any():
+                if self.retracts_groups:
+                    return self._merge_group_retracts(rows, groups, key_columns, retract)
                 return self._merge_with_deletes(rows, groups, key_columns, retract)
         # A lone row is already merged, unless a sequence group must be nulled (null sequence).
         if groups.count == rows.num_rows and not self.sequence_groups and not self.functions:
@@ -195,6 +211,103 @@ class PartialUpdateEngine(MergeEngine):
             else:
                 columns.append(column.take(indices(lasts)))
         return keep_lone_rows(pa.Table.from_arrays(columns, schema=rows.schema), rows, groups)
+
+    def _group_ranks(self, rows: pa.Table, seq_fields: str) -> np.ndarray:
+        """Every row's group sequence as one dense rank (fields compared in order, null lowest);
+        -1 where all the group's sequence fields are null (such a row never touches the group)."""
+        n = rows.num_rows
+        ranks = []
+        all_null = np.ones(n, dtype=bool)
+        for name in seq_fields.split(","):
+            column = rows.column(name)
+            rank = as_numpy(pc.rank(column, sort_keys="ascending", tiebreaker="dense")).astype(np.int64)
+            null = as_numpy(pc.is_null(column))
+            ranks.append(np.where(null, 0, rank))
+            all_null &= null
+        if len(ranks) == 1:
+            composite = ranks[0]
+        else:
+            order = np.lexsort(tuple(reversed(ranks)))
+            stacked = np.stack([r[order] for r in ranks])
+            step = np.concatenate([[False], (stacked[:, 1:] != stacked[:, :-1]).any(axis=0)]) if n else np.zeros(0, dtype=bool)
+            composite = np.empty(n, dtype=np.int64)
+            composite[order] = np.cumsum(step) + 1
+        return np.where(all_null, -1, composite)
+
+    def _merge_group_retracts(self, rows: pa.Table, groups: Groups, key_columns: Sequence[str], retract: np.ndarray) -> pa.Table:
+        """Paimon's PartialUpdateMergeFunction with sequence groups and retractions, record by
+        record: a row whose group sequence is not older than the current one sets the group's
+        sequence fields and members (a retraction sets the members null); a -D doing so for a
+        group of ``remove-record-on-sequence-group`` resets the whole row to its values (later
+        rows merge onto them); a leading retraction initialises the row. Found in rounds, one
+        per reset, each vectorised over all keys."""
+        n = rows.num_rows
+        kinds = as_numpy(rows.column(VALUE_KIND))
+        ranks = {g: self._group_ranks(rows, g) for g in self.sequence_groups}
+        ids = groups.ids()
+        sizes = groups.ends - groups.starts
+        positions = np.arange(n)
+        leading = retract[groups.starts]
+        base = np.where(leading, groups.starts, -1)  # the row whose values are the state
+        first = groups.starts.copy()  # the first row merged onto it
+        if self.delete_groups and (kinds == DELETE).any():
+            active = np.ones(groups.count, dtype=bool)
+            while active.any():
+                reset = np.zeros(n, dtype=bool)
+                in_play = active[ids] & (positions >= np.repeat(first, sizes))
+                for g in self.delete_groups:
+                    rank = ranks[g]
+                    state = np.where(base >= 0, rank[np.maximum(base, 0)], -1)
+                    seen = np.where(in_play & (rank >= 0), rank, -1)
+                    # running maximum within each key, before the row: offset keys apart
+                    offset = ids.astype(np.int64) * (int(rank.max(initial=0)) + 3)
+                    running = np.maximum.accumulate(seen + 1 + offset) - offset - 1
+                    before = np.concatenate([[-1], running[:-1]]) if n else running
+                    before = np.where(positions == np.repeat(groups.starts, sizes), -1, before)
+                    current = np.maximum(before, state[ids])
+                    reset |= in_play & (kinds == DELETE) & (rank >= 0) & (rank >= current)
+                hit = np.where(reset, positions, n)
+                found = np.minimum.reduceat(hit, groups.starts) if n else hit
+                active = found < groups.ends
+                base = np.where(active, found, base)
+                first = np.where(active, found + 1, first)
+        start_of_row = np.repeat(first, sizes)
+        after = positions >= start_of_row
+        has_base = base >= 0
+        columns: dict[str, pa.Array] = {}
+        for g, members in self.sequence_groups.items():
+            rank = ranks[g]
+            state = np.where(has_base, rank[np.maximum(base, 0)], -1)
+            seen = np.where(after & (rank >= 0), rank, -1)
+            best = np.maximum.reduceat(seen, groups.starts) if n else seen
+            winner_rank = np.where(best >= state, best, -2)
+            is_winner = after & (rank >= 0) & (rank == winner_rank[ids])
+            winner = np.maximum.reduceat(np.where(is_winner, positions, -1), groups.starts) if n else is_winner
+            took = winner >= 0
+            for name in g.split(","):
+                columns[name] = take_or_null(rows.column(name), np.where(took, winner, base))
+            nulled = took & retract[np.maximum(winner, 0)]
+            for name in members:
+                columns[name] = take_or_null(rows.column(name), np.where(took, np.where(nulled, -1, winner), base))
+        inserts = ~retract
+        for name in self.value_columns:
+            if name in columns or name in key_columns:
+                continue
+            column = rows.column(name)
+            valid = as_numpy(pc.is_valid(column)) if column.null_count else np.ones(n, dtype=bool)
+            latest = np.maximum.accumulate(np.where(valid & inserts & after, positions, -1))[groups.lasts]
+            columns[name] = take_or_null(column, np.where(latest >= groups.starts, latest, base))
+        met_insert = np.add.reduceat(inserts.astype(np.int64), groups.starts) > 0
+        deleted = (base == groups.lasts) & (kinds[groups.lasts] == DELETE) & (first > groups.lasts)
+        out = []
+        for name in rows.column_names:
+            if name in columns:
+                out.append(columns[name])
+            elif name == VALUE_KIND:
+                out.append(from_numpy(np.where(deleted | ~met_insert, DELETE, INSERT).astype(np.int8)))
+            else:
+                out.append(rows.column(name).take(indices(groups.lasts)))
+        return keep_lone_rows(pa.Table.from_arrays(out, schema=rows.schema), rows, groups)
 
     def _aggregate_in_group(self, rows: pa.Table, groups: Groups, name: str) -> pa.Array:
         function, delimiter = self.functions[name], self.delimiters.get(name, ",")

@@ -324,11 +324,6 @@ _refuse(
     reads=True,
     allowed=_FALSE,
 )
-_refuse(
-    "merge semantics lakestore does not implement: the merge would keep other rows than Paimon's",
-    "partial-update.remove-record-on-sequence-group",
-    reads=True,
-)
 _refuse("INSERT INTO as MERGE INTO by upsert-key is not implemented: lakestore would append duplicates", "upsert-key")
 _refuse(
     "BLOB, VECTOR and external blob columns are not implemented",

@@ -180,6 +180,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("ignore-update-before", "false", _bool),
         OptionSpec("partial-update.remove-record-on-delete", "false", _bool),
         OptionSpec("aggregation.remove-record-on-delete", "false", _bool),
+        OptionSpec("partial-update.remove-record-on-sequence-group", None, _name_list),
         OptionSpec("record-level.expire-time", None, parse_duration_ms),
         OptionSpec("record-level.time-field", None, str),
         OptionSpec("rowkind.field", None, str),

@@ -324,3 +324,85 @@ def test_record_level_expire_options_are_checked(catalog):
         catalog.create_table(
             "db.b", schema=schema, primary_keys=["id"], options={"record-level.expire-time": "1 d", "record-level.time-field": "ts"}
         )
+
+
+# -- partial-update.remove-record-on-sequence-group ------------------------------------------------
+GROUPS = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        ("g1", pa.int64()),
+        ("a", pa.string()),
+        ("b", pa.int64()),
+        ("g2", pa.int64()),
+        ("c", pa.string()),
+        ("f", pa.string()),
+        ("kind", pa.string()),
+    ]
+)
+GROUP_OPTIONS = {
+    "bucket": "2",
+    "merge-engine": "partial-update",
+    "rowkind.field": "kind",
+    "fields.g1.sequence-group": "a,b",
+    "fields.g2.sequence-group": "c",
+}
+GROUP_COMMITS = [
+    [
+        (1, 1, "a1", 1, 1, "c1", "f1", "+I"),
+        (2, 2, "a2", 2, 2, "c2", None, "+I"),
+        (3, 3, "a3", 3, None, None, "f3", "+I"),
+        (4, 1, "a4", 4, 4, "c4", "f4", "+I"),
+        (5, 5, "a5", 5, 5, "c5", "f5", "+I"),
+    ],
+    [
+        (1, 2, "x", 9, None, None, None, "-D"),  # g1 newer: removes key 1 (its values stay)
+        (2, 1, "old", 0, 3, "y", "fy", "-D"),  # g1 older: only g2 retracts
+        (3, 3, "u", 7, 1, "z", None, "-U"),  # g1 equal: a, b null; g2 set
+        (6, 1, "r", 6, 1, "r", "fr", "-U"),  # a key starting with a retraction
+        (5, None, None, None, 9, "d", None, "-D"),  # only g2
+    ],
+    [
+        (1, None, None, None, 2, "c1b", "f1b", "+I"),
+        (2, 3, None, 22, 2, "late", None, "+I"),
+        (4, 0, "stale", 0, 9, "c4b", None, "-D"),
+        (6, 2, "a6", None, None, None, None, "+I"),
+    ],
+    [
+        (4, 5, "del", 5, 1, "x", None, "-D"),  # g1 newer: removes key 4, the last row
+        (3, 4, "a3b", None, None, None, None, "+I"),
+    ],
+    [  # several rows of one key in one commit: merged when the writer flushes
+        (7, 1, "a7", 7, 1, "c7", "f7", "+I"),
+        (7, 2, "x", 0, None, None, None, "-D"),
+        (7, None, None, None, 3, "c7b", None, "+I"),
+        (8, 1, "a8", 8, 1, "c8", "f8", "+I"),
+        (8, 1, "u8", 0, 0, "u", None, "-U"),
+        (8, 0, "old", 1, 2, "c8b", None, "+I"),
+        (9, 3, "d9", 9, 3, "d9", None, "-D"),
+        (2, 9, "gone", 9, None, None, None, "-D"),
+    ],
+]
+
+
+@pytest.mark.parametrize("delete_on", ["g1", None])
+def test_partial_update_sequence_group_retractions(java, catalog, warehouse, delete_on):
+    """Retractions in sequence groups (Paimon's retractWithSequenceGroup) and, with
+    ``partial-update.remove-record-on-sequence-group``, -D rows that remove the whole key."""
+    options = dict(GROUP_OPTIONS)
+    if delete_on:
+        options["partial-update.remove-record-on-sequence-group"] = delete_on
+    both_ways(java, catalog, warehouse, GROUPS, ["id"], options, GROUP_COMMITS)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"partial-update.remove-record-on-sequence-group": "a"},  # not a sequence field
+        {"partial-update.remove-record-on-sequence-group": "g1", "ignore-delete": "true"},
+    ],
+    ids=["not-a-sequence-field", "ignore-delete"],
+)
+def test_remove_record_on_sequence_group_conflicts(catalog, extra):
+    with pytest.raises(OptionError, match="remove-record-on-sequence-group"):
+        table = catalog.create_table("db.t", schema=GROUPS, primary_keys=["id"], options={**GROUP_OPTIONS, **extra})
+        table.write_arrow(_table(GROUPS, GROUP_COMMITS[0]))
