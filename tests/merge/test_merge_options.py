@@ -159,3 +159,81 @@ def test_descending_sequence_order_keeps_the_smallest_sequence(rows):
             want = max(r[SEQUENCE_NUMBER] for r in records)
         got = [r for r in merged.to_pylist() if r["id"] == key]
         assert [r[SEQUENCE_NUMBER] for r in got] == [want]
+
+
+# -- sequence groups with retractions ----------------------------------------------------------
+GROUP_ROWS = st.lists(
+    st.tuples(
+        st.integers(0, 2),
+        st.one_of(st.none(), st.integers(0, 3)),  # g1 (group of a)
+        st.one_of(st.none(), st.integers(0, 3)),  # g2 (group of c)
+        st.one_of(st.none(), st.sampled_from(["p", "q"])),  # a, c and f take this value
+        KINDS,
+    ),
+    max_size=12,
+)
+
+
+def _group_model(records: list[dict[str, Any]], delete_groups: tuple[str, ...]) -> dict[str, Any]:
+    """Paimon's PartialUpdateMergeFunction.add / retractWithSequenceGroup, record by record
+    (fields in index order g1, a, g2, c, f; nulls lowest)."""
+    names = ("g1", "a", "g2", "c", "f")
+    if len(records) == 1:
+        return {**{n: records[0][n] for n in names}, VALUE_KIND: records[0][VALUE_KIND]}
+    groups = {"g1": ("a",), "g2": ("c",)}
+    row: dict[str, Any] = dict.fromkeys(names)
+    filled = met_insert = deleted = False
+    for r in records:
+        deleted = False
+        retract = _retract(r[VALUE_KIND])
+        if retract and not filled:
+            row, filled = {n: r[n] for n in names}, True
+        reset = False
+        for seq, members in groups.items():
+            if r[seq] is None:
+                continue
+            if row[seq] is not None and r[seq] < row[seq]:
+                continue
+            if retract and r[VALUE_KIND] == DELETE and seq in delete_groups:
+                row, deleted, reset = {n: r[n] for n in names}, True, True
+                break
+            row[seq] = r[seq]
+            for m in members:
+                row[m] = None if retract else r[m]
+        if reset or retract:
+            continue
+        if r["f"] is not None:
+            row["f"] = r["f"]
+        met_insert = filled = True
+    return {**row, VALUE_KIND: DELETE if deleted or not met_insert else INSERT}
+
+
+@SETTINGS
+@given(GROUP_ROWS, st.sampled_from([(), ("g1",), ("g1", "g2")]))
+def test_sequence_group_retractions_are_paimons_merge(rows, delete_on):
+    engine = PartialUpdateEngine(
+        value_columns=["g1", "a", "g2", "c", "f"],
+        sequence_groups={"g1": ("a",), "g2": ("c",)},
+        ignore_delete=False,
+        remove_record_on_sequence_group=delete_on,
+    )
+    table = pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "g1": pa.array([r[1] for r in rows], pa.int64()),
+            "a": pa.array([r[3] for r in rows], pa.string()),
+            "g2": pa.array([r[2] for r in rows], pa.int64()),
+            "c": pa.array([None if r[3] is None else r[3] + "c" for r in rows], pa.string()),
+            "f": pa.array([None if r[3] is None else r[3] + "f" for r in rows], pa.string()),
+            SEQUENCE_NUMBER: pa.array(range(len(rows)), pa.int64()),
+            VALUE_KIND: pa.array([r[4] for r in rows], pa.int8()),
+        }
+    )
+    table = engine.prepare_input(table.take(sort_indices(table, ["id", SEQUENCE_NUMBER])))
+    merged = {r["id"]: {k: v for k, v in r.items() if k not in ("id", SEQUENCE_NUMBER)} for r in engine.merge(table, ["id"]).to_pylist()}
+    # only merges with retractions take this path (without, see test_properties.py)
+    if not any(_retract(k) for k in table.column(VALUE_KIND).to_pylist()):
+        return
+    expected = {key: _group_model(records, delete_on) for key, records in _by_key(table).items()}
+    plain = {k: {**v, VALUE_KIND: INSERT if v[VALUE_KIND] == UPDATE_AFTER else v[VALUE_KIND]} for k, v in merged.items()}
+    assert plain == {k: {**v, VALUE_KIND: INSERT if v[VALUE_KIND] == UPDATE_AFTER else v[VALUE_KIND]} for k, v in expected.items()}
