@@ -210,3 +210,22 @@ def test_lakestore_tables_read_by_paimon_2_0_and_1_4(java_any, catalog, warehous
         table.write_arrow(rows(dts, ids))
     table.update_columns(pa.table({"_ROW_ID": [0, 8], "a": ["first", "last"]}))
     assert java_tracking(java_any, warehouse) == lake_tracking(catalog)
+
+
+def test_java_compacted_row_tracking_table_read_by_lakestore(java, catalog, warehouse):
+    # the oracle compacts as Paimon's Flink/Spark compactors: the new file has no _FIRST_ROW_ID
+    # and keeps every row's _ROW_ID and _SEQUENCE_NUMBER as columns of its own (_WRITE_COLS)
+    java.create_table(warehouse, "db.t", SCHEMA, partition_keys=["dt"], options=TRACKING)
+    for dts, ids in WRITES:
+        java.write(warehouse, "db.t", rows(dts, ids))
+    before = java_tracking(java, warehouse)
+    java.compact(warehouse, "db.t")
+    assert java.snapshots(warehouse, "db.t")[-1]["commit_kind"] == "COMPACT"
+    table = catalog.get_table("db.t")
+    compacted = [f for split in table.plan() for f in split.files if f.file_source == 1]
+    assert compacted and all(f.first_row_id is None and "_ROW_ID" in (f.write_cols or ()) for f in compacted)
+    assert java_tracking(java, warehouse) == before
+    assert lake_tracking(catalog) == before
+    table.write_arrow(rows(["a"], [10]))  # continues from nextRowId
+    assert lake_tracking(catalog) == java_tracking(java, warehouse)
+    assert lake_tracking(catalog)[-1]["_ROW_ID"] == 9

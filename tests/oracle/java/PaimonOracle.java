@@ -698,6 +698,13 @@ public class PaimonOracle {
             List<CommitMessage> messages = new ArrayList<>();
             BaseAppendFileStoreWrite write =
                     (BaseAppendFileStoreWrite) table.store().newWrite("java-oracle");
+            if (table.coreOptions().rowTrackingEnabled()) {
+                // as Paimon's Flink/Spark compactors (AppendTableCompactor, CompactProcedure):
+                // the rewritten files keep _ROW_ID and _SEQUENCE_NUMBER as columns
+                write.withWriteType(
+                        org.apache.paimon.table.SpecialFields.rowTypeWithRowTracking(
+                                table.rowType()));
+            }
             for (AppendCompactTask task : tasks) {
                 messages.add(task.doCompact(table, write));
             }
