@@ -303,10 +303,11 @@ def auto_create_tags(table: Table) -> list[str]:
     """Paimon's TagAutoCreation, run after a commit: walk the snapshots after the latest
     automatic tag's; tag each whose time minus ``tag.creation-delay`` has reached the end of the
     period after the latest tag with the period before its time; keep at most
-    ``tag.num-retained-max`` automatic tags (oldest snapshots' go). Returns the names created."""
+    ``tag.num-retained-max`` automatic tags (oldest snapshots' go). Nothing on ``write-only``
+    tables. Returns the names created."""
     options = table.options
-    if options.get("tag.automatic-creation") in (None, "none"):
-        return []
+    if options.get("tag.automatic-creation") in (None, "none") or options.write_only:
+        return []  # Paimon's committer of a write-only table creates no tags
     period = tag_period(options)
     delay = dt.timedelta(milliseconds=options.get("tag.creation-delay"))
     completion = options.get("tag.automatic-completion")

@@ -152,7 +152,7 @@ def test_consumer_mode_values(catalog):
 def test_a_table_resumes_its_walk(catalog, monkeypatch):
     """As Paimon's committer keeps its position in memory, a Table walks each snapshot once; a new
     Table restores the position from the latest automatic tag."""
-    options = {"bucket": "1", "write-only": "true", "tag.automatic-creation": "process-time", "tag.creation-period": "daily"}
+    options = {"bucket": "1", "tag.automatic-creation": "process-time", "tag.creation-period": "daily"}
     table = catalog.create_table("db.r", schema=SCHEMA, primary_keys=["dt", "id"], options=options)
     for i in range(4):
         table.write_arrow(batch("a", [i], 1.0))
@@ -172,3 +172,11 @@ def test_a_table_resumes_its_walk(catalog, monkeypatch):
 
     auto_create_tags(catalog.get_table("db.r"))
     assert {2, 3, 4, 5} <= set(seen)  # restored from the tag on snapshot 1
+
+
+def test_write_only_tables_get_no_automatic_tags(catalog):
+    """Paimon's committer of a ``write-only`` table has no TagAutoManager."""
+    options = {"bucket": "1", "write-only": "true", "tag.automatic-creation": "process-time"}
+    table = catalog.create_table("db.wo", schema=SCHEMA, primary_keys=["dt", "id"], options=options)
+    table.write_arrow(batch("a", [1], 1.0))
+    assert table.tags() == []

@@ -107,7 +107,8 @@ def test_automatic_daily_tags(catalog):
     """Paimon's TagAutoCreation: the first snapshot is tagged with the day before its commit day;
     later snapshots once their commit time passes the end of the next day (see
     tests/lifecycle/test_auto_tags.py for the period options)."""
-    t = _table(catalog, **{"tag.automatic-creation": "process-time", "tag.creation-period": "daily", "tag.num-retained-max": "2"})
+    options = {"tag.automatic-creation": "process-time", "tag.creation-period": "daily", "tag.num-retained-max": "2"}
+    t = _table(catalog, **options, **{"write-only": "false"})
     t.write_arrow(batch("a", [1], 1.0))  # commit hook: tags yesterday's period
     assert len(t.tags()) == 1
     day = 86_400_000
