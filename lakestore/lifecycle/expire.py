@@ -133,7 +133,7 @@ def expire_consumers(table: Table, *, now_ms: int | None = None) -> tuple[str, .
     """``consumer.expiration-time``: delete the consumers not updated within it (Paimon's
     committer does so before expiring snapshots). Returns their ids."""
     expiration = table.options.get("consumer.expiration-time")
-    if expiration is None:
+    if expiration is None or table.options.write_only:  # Paimon's write-only committers skip it
         return ()
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     return tuple(ConsumerManager(table.file_io, table.metadata_path).expire(now - expiration))
