@@ -5,6 +5,7 @@ writers do: when a flush pushes the sorted runs above ``num-sorted-run.stop-trig
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Protocol
 
 import numpy as np
@@ -150,8 +151,14 @@ class BucketWriter:
 
 
 class AppendBucketWriter(BucketWriter):
+    # data-evolution tables: every file counts its sequence numbers from 0 (Paimon's
+    # AppendOnlyWriter gives each file a new counter), so every commit stamps its snapshot id
+    per_file_sequence = False
+
     def _write_run(self, rows: pa.Table) -> list[DataFileMeta]:
         files = self.file_writer.write_append(rows, first_sequence=self.next_sequence)
+        if self.per_file_sequence:
+            return [replace(f, min_sequence_number=0, max_sequence_number=f.row_count - 1) for f in files]
         self.next_sequence += rows.num_rows
         return files
 

@@ -176,6 +176,7 @@ class TableWrite:
                 )
             else:
                 writer = AppendBucketWriter(file_writer, **common)
+                writer.per_file_sequence = self.options.row_tracking and self.options.data_evolution
             self._writers[key] = writer
         return writer
 

@@ -229,3 +229,12 @@ def test_java_compacted_row_tracking_table_read_by_lakestore(java, catalog, ware
     table.write_arrow(rows(["a"], [10]))  # continues from nextRowId
     assert lake_tracking(catalog) == java_tracking(java, warehouse)
     assert lake_tracking(catalog)[-1]["_ROW_ID"] == 9
+
+
+@pytest.mark.parametrize("options", [TRACKING, EVOLUTION], ids=["row-tracking", "data-evolution"])
+def test_several_files_in_one_commit_read_by_java(java, catalog, warehouse, options):
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={**options, "write-buffer-size": "1 kb"})
+    data = rows(["x"] * 200 + ["y"] * 100, list(range(300)))
+    table.write_arrow(data.to_batches(max_chunksize=50))
+    assert len([f for split in table.plan() for f in split.files]) > 2
+    assert lake_tracking(catalog) == java_tracking(java, warehouse)

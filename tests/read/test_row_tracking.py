@@ -187,3 +187,23 @@ def test_vector_store_files_of_data_evolution_tables_refused():
     assert "vector.file.format" in dict(found.blocks_writes)
     assert not unsupported(TRACKING, primary_keys=()).blocks_reads
     assert "row-tracking.enabled" in dict(unsupported(TRACKING, primary_keys=()).blocks_compaction)
+
+
+@pytest.mark.parametrize("evolution", [False, True])
+def test_sequence_numbers_of_several_files_in_one_commit(catalog, evolution):
+    # Paimon's AppendOnlyWriter: one counter across a writer's files (later files keep their own
+    # sequence numbers), or with data evolution a counter per file (every file gets the snapshot id)
+    options = {**TRACKING, "write-buffer-size": "1 kb", **({"data-evolution.enabled": "true"} if evolution else {})}
+    table = catalog.create_table("db.t", schema=SCHEMA, options=options)
+    data = _rows(["x"] * 300, list(range(300)))
+    table.write_arrow(data.to_batches(max_chunksize=100))
+    files = sorted(_metas(table), key=lambda f: f.first_row_id)
+    assert len(files) > 1
+    assert [f.first_row_id for f in files] == [sum(g.row_count for g in files[:i]) for i in range(len(files))]
+    if evolution:
+        assert {(f.min_sequence_number, f.max_sequence_number) for f in files} == {(1, 1)}
+    else:
+        assert (files[0].min_sequence_number, files[0].max_sequence_number) == (1, 1)
+        assert [f.min_sequence_number for f in files[1:]] == [f.first_row_id for f in files[1:]]
+    got = table.to_arrow(columns=["id", "_ROW_ID"])
+    assert got.column("id").to_pylist() == got.column("_ROW_ID").to_pylist() == list(range(300))
