@@ -88,8 +88,14 @@ IMMUTABLE_OPTIONS = frozenset(
         "partition.legacy-name",
         "primary-key",
         "partition",
+        # Paimon's @Immutable merge options
+        "partial-update.remove-record-on-delete",
+        "partial-update.remove-record-on-sequence-group",
+        "aggregation.remove-record-on-delete",
     }
 )
+# Paimon's SchemaManager: these may be switched on, never off again
+_ONLY_ON = ("ignore-update-before",)
 
 _INT_RANK = {"TINYINT": 1, "SMALLINT": 2, "INT": 3, "BIGINT": 4}
 _INT_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INT": 10, "BIGINT": 19}
@@ -212,6 +218,10 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
         elif isinstance(change, (SetOption, RemoveOption)):
             if change.key in IMMUTABLE_OPTIONS:
                 raise SchemaChangeError(f"option {change.key!r} cannot be changed on an existing table")
+            if change.key in _ONLY_ON and options.get(change.key, "false").lower() == "true":
+                turned_off = isinstance(change, RemoveOption) or str(change.value).strip().lower() != "true"
+                if turned_off:
+                    raise SchemaChangeError(f"Cannot change {change.key} from true to false (as Paimon)")
             if isinstance(change, SetOption):
                 try:
                     options.update(opts.validate({change.key: change.value}, strict=True))

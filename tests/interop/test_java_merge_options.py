@@ -20,7 +20,8 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.errors import OptionError, UnsupportedTableError
+from lakestore.errors import OptionError, SchemaChangeError, UnsupportedTableError
+from lakestore.meta.schema_change import RemoveOption, SetOption
 from tests.compact._tables import live_files
 from tests.interop.conftest import same_rows
 
@@ -406,3 +407,17 @@ def test_remove_record_on_sequence_group_conflicts(catalog, extra):
     with pytest.raises(OptionError, match="remove-record-on-sequence-group"):
         table = catalog.create_table("db.t", schema=GROUPS, primary_keys=["id"], options={**GROUP_OPTIONS, **extra})
         table.write_arrow(_table(GROUPS, GROUP_COMMITS[0]))
+
+
+def test_merge_options_alter_as_paimon(catalog):
+    """Paimon's SchemaManager: the remove-record options are immutable, ignore-update-before
+    may be switched on but not off; sequence.field.sort-order may change."""
+    catalog.create_table("db.t", schema=WIDE, primary_keys=["id"], options={"bucket": "1", "merge-engine": "partial-update"})
+    for key in ("partial-update.remove-record-on-delete", "aggregation.remove-record-on-delete"):
+        with pytest.raises(SchemaChangeError, match=key):
+            catalog.alter_table("db.t", [SetOption(key, "true")])
+    catalog.alter_table("db.t", [SetOption("ignore-update-before", "true"), SetOption("sequence.field.sort-order", "descending")])
+    for change in (SetOption("ignore-update-before", "false"), RemoveOption("ignore-update-before")):
+        with pytest.raises(SchemaChangeError, match="ignore-update-before"):
+            catalog.alter_table("db.t", [change])
+    assert catalog.get_table("db.t").schema.options["ignore-update-before"] == "true"
