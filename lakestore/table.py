@@ -20,6 +20,8 @@ from lakestore.lifecycle import after_commit
 from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward, two_branch_parts
 from lakestore.lifecycle.check import TableCheck, check_table
 from lakestore.lifecycle.expire import ExpireResult, expire_snapshots
+from lakestore.lifecycle.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
+from lakestore.lifecycle.incremental import Bounds, Incremental, IncrementalRead
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
@@ -35,8 +37,6 @@ from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
-from lakestore.read.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
-from lakestore.read.incremental import Bounds, Incremental, IncrementalRead
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
@@ -374,7 +374,7 @@ class Table:
         ``incremental_scan_mode`` ``"auto"`` (default), ``"delta"`` or ``"changelog"`` every row
         of the data (changelog) files committed in snapshots ``start + 1 .. end``, unmerged and
         whatever its row kind; with ``"diff"`` (and between two tags) the rows of the end
-        snapshot that differ from the start snapshot's (``lakestore.read.incremental``). The
+        snapshot that differ from the start snapshot's (``lakestore.lifecycle.incremental``). The
         table's own ``scan.*`` and ``incremental-between*`` options are honoured the same way
         when no such argument is given."""
         incremental = self._incremental(

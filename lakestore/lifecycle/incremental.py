@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from lakestore.errors import TagNotFoundError, UnsupportedTableError
+from lakestore.errors import SnapshotNotFoundError, TagNotFoundError, UnsupportedTableError
 from lakestore.format.arrow_ops import as_numpy, from_pylist, indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
-from lakestore.lifecycle.time_travel import only_scan_bucket, scan_bucket
+from lakestore.lifecycle.tags import TagManager
+from lakestore.lifecycle.time_travel import only_scan_bucket, scan_bucket, snapshot_at
 from lakestore.meta.file_scan import read_entries
 from lakestore.meta.manifest import ADD
 from lakestore.meta.snapshot import Snapshot
@@ -142,8 +143,6 @@ class IncrementalRead:
         return self._plan_timestamps(*(_millis(x) for x in spec.between_timestamp))
 
     def _tag(self, name: str) -> Snapshot | None:
-        from lakestore.lifecycle.tags import TagManager  # noqa: PLC0415 - lifecycle imports read
-
         try:
             return TagManager(self.table).get(name).snapshot
         except (TagNotFoundError, ValueError):
@@ -180,9 +179,6 @@ class IncrementalRead:
         return self.mode, (start_id, end_id)
 
     def _at_or_before(self, millis: int) -> Snapshot | None:
-        from lakestore.errors import SnapshotNotFoundError  # noqa: PLC0415
-        from lakestore.lifecycle.time_travel import snapshot_at  # noqa: PLC0415
-
         try:
             return snapshot_at(self.table, millis)
         except SnapshotNotFoundError:

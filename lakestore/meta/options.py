@@ -269,7 +269,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("commit.discard-duplicate-files", "false", _bool),
         OptionSpec("manifest.delete-file-drop-stats", "false", _bool),
         # batch-read options stored on the table, honoured as Paimon's batch reads honour them
-        # (lakestore/lifecycle/time_travel.py, lakestore/read/incremental.py)
+        # (lakestore/lifecycle/time_travel.py, lakestore/lifecycle/incremental.py)
         OptionSpec("scan.snapshot-id", None, _positive_int),
         OptionSpec("scan.tag-name", None, str),
         OptionSpec("scan.timestamp-millis", None, _int),
