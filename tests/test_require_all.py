@@ -31,6 +31,7 @@ def _run(tmp_path: Path, require_all: bool) -> tuple[int, str]:
     shutil.copyfile(Path(__file__).with_name("conftest.py"), tmp_path / "conftest.py")
     (tmp_path / "test_sample.py").write_text(SAMPLE)
     env = {k: v for k, v in os.environ.items() if k != "LAKESTORE_REQUIRE_ALL"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)  # the suite's conftest imports tests.*
     if require_all:
         env["LAKESTORE_REQUIRE_ALL"] = "1"
     result = subprocess.run(
