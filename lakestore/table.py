@@ -26,10 +26,11 @@ from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import Tag, TagManager
-from lakestore.lifecycle.time_travel import only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
+from lakestore.lifecycle.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
+from lakestore.meta.file_scan import live_entries
 from lakestore.meta.kinds import CommitKind, StreamStart
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.partitions import check_partition_spec
@@ -38,7 +39,7 @@ from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotM
 from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import ScanPlanner, Split
+from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
 from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
@@ -57,6 +58,7 @@ _SCAN_OPTION_KEYS = (
     "scan.timestamp",
     "scan.watermark",
     "scan.version",
+    "scan.file-creation-time-millis",
     "incremental-between",
     "incremental-between-timestamp",
 )
@@ -334,7 +336,7 @@ class Table:
         watermark: int | None = None,
     ) -> list[Split]:  # noqa: A002
         snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
-        return only_scan_bucket(self.schema.options, ScanPlanner(schema, self.manifests()).plan(snapshot, filter))
+        return self._plan_splits(snapshot, schema, filter, self._created_after(snapshot_id, tag, timestamp_ms, watermark))
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
         return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
@@ -387,7 +389,8 @@ class Table:
         if two is not None:
             rows = pa.concat_tables(list(two[0]))
             return rows if limit is None else rows.slice(0, limit)
-        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
+        created_after = self._created_after(snapshot_id, tag, timestamp_ms, watermark)
+        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
 
     def to_batches(
@@ -451,7 +454,8 @@ class Table:
             rows = pa.concat_tables(list(two[0]))
             rows = rows if limit is None else rows.slice(0, limit)
             return pa.RecordBatchReader.from_batches(two[1], rows.to_batches(max_chunksize=batch_size))
-        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
+        created_after = self._created_after(snapshot_id, tag, timestamp_ms, watermark)
+        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
         tables = self.split_reader(schema).iter_tables(splits, selected, filter, limit=limit)
         batches = (b for t in tables for b in t.cast(arrow_schema).to_batches(max_chunksize=batch_size))
         return pa.RecordBatchReader.from_batches(arrow_schema, batches)
@@ -495,9 +499,35 @@ class Table:
 
         return tables(), output
 
+    def _created_after(self, *travel: Any) -> int | None:
+        """``scan.file-creation-time-millis`` of the table's options, unless the read names a snapshot."""
+        if any(x is not None for x in travel):
+            return None
+        return scan_from_options(self, self.schema.options).created_after
+
+    def _plan_splits(
+        self, snapshot: Snapshot | None, schema: TableSchema, filter: Predicate | None, created_after: int | None = None
+    ) -> list[Split]:  # noqa: A002
+        """The splits of a batch read: ``scan.bucket`` applied; with ``created_after`` only the files
+        created at or after it (Paimon's ``FileCreationTimeStartingScanner``)."""
+        levels = None
+        if created_after is not None:
+            names = {
+                e.file.file_name
+                for e in live_entries(self.manifests(), snapshot)
+                if e.file.creation_time_ms is not None and file_created_epoch_ms(e.file.creation_time_ms) >= created_after
+            }
+            levels = Levels(low=1 << 30, files=frozenset(names))  # the named files only, whatever their level
+        return only_scan_bucket(self.schema.options, ScanPlanner(schema, self.manifests()).plan(snapshot, filter, levels=levels))
+
     def _read_plan(
-        self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None
-    ) -> tuple[list[str], list[Split], pa.Schema]:  # noqa: A002
+        self,
+        snapshot: Snapshot | None,
+        schema: TableSchema,
+        columns: Sequence[str] | None,
+        filter: Predicate | None,  # noqa: A002
+        created_after: int | None = None,
+    ) -> tuple[list[str], list[Split], pa.Schema]:
         # row-tracking tables: _ROW_ID and _SEQUENCE_NUMBER on request (Paimon's $row_tracking columns)
         tracking = ROW_TRACKING_FIELDS if schema.core_options().row_tracking and not schema.primary_keys else {}
         plain = None if columns is None else [c for c in columns if c not in tracking or c in schema.field_names]
@@ -508,7 +538,7 @@ class Table:
             unknown = [c for c in filter.columns() if c not in schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
-        splits = only_scan_bucket(self.schema.options, ScanPlanner(schema, self.manifests()).plan(snapshot, filter))
+        splits = self._plan_splits(snapshot, schema, filter, created_after)
         full = schema.arrow_schema()
         return selected, splits, pa.schema([full.field(c) if c in schema.field_names else tracking[c] for c in selected])
 

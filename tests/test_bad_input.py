@@ -147,7 +147,7 @@ BAD_OPTIONS = [
     # Paimon options lakestore does not implement: refused, never silently ignored
     {"incremental-to-auto-tag": "2024-01-01"},
     {"data-file.thin-mode": "true"},
-    {"scan.file-creation-time-millis": "1"},
+    {"scan.creation-time-millis": "1"},
     {"incremental-between-scan-mode": "sideways"},
 ]
 

@@ -82,7 +82,7 @@ def resolve(
 
 # Paimon's ``TimeTravelUtil.SCAN_KEYS``: at most one may be set.
 TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.watermark", "scan.timestamp", "scan.timestamp-millis")
-# Paimon 2.0's ``StartupMode`` values (``scan.mode``); the last three lakestore does not implement.
+# Paimon 2.0's ``StartupMode`` values (``scan.mode``); lakestore refuses compacted-full and from-creation-timestamp.
 SCAN_MODES = (
     "default",
     "latest-full",
@@ -96,7 +96,7 @@ SCAN_MODES = (
     "from-file-creation-time",
     "from-creation-timestamp",
 )
-_UNIMPLEMENTED_MODES = ("compacted-full", "from-file-creation-time", "from-creation-timestamp")
+_UNIMPLEMENTED_MODES = ("compacted-full", "from-creation-timestamp")
 _WATERMARK_PREFIX = "watermark-"
 
 
@@ -104,14 +104,17 @@ _WATERMARK_PREFIX = "watermark-"
 class OptionScan:
     """What a batch read of a table sees when its options say (Paimon's ``startupMode`` for a
     batch scan): the latest snapshot (nothing set), a time travel (``travel``: the keywords of
-    ``resolve``) or an incremental read (``incremental``: the options that name it)."""
+    ``resolve``), an incremental read (``incremental``: the options that name it), or the latest
+    snapshot's files created at or after ``created_after`` (epoch millis,
+    ``scan.file-creation-time-millis``: Paimon's ``FileCreationTimeStartingScanner``)."""
 
     travel: dict[str, Any] | None = None
     incremental: bool = False
+    created_after: int | None = None
 
     @property
     def latest(self) -> bool:
-        return self.travel is None and not self.incremental
+        return self.travel is None and not self.incremental and self.created_after is None
 
 
 def _timestamp_ms(text: str) -> int:
@@ -165,9 +168,20 @@ def scan_from_options(table: Table, options: Mapping[str, Any]) -> OptionScan:
     if mode == "default":
         if any(options.get(k) is not None for k in (*TIME_TRAVEL_KEYS, "scan.version")):
             return OptionScan(travel=_travel_from(options, table))
+        if options.get("scan.file-creation-time-millis") is not None:
+            return OptionScan(created_after=int(options["scan.file-creation-time-millis"]))
+        if options.get("scan.creation-time-millis") is not None:
+            raise UnsupportedTableError(
+                f"cannot read table {table.path}: scan.creation-time-millis is not implemented in lakestore",
+                options=("scan.creation-time-millis",),
+            )
         return OptionScan(incremental=incremental)
     if mode in ("latest-full", "full", "latest"):
         return OptionScan()
+    if mode == "from-file-creation-time":
+        if options.get("scan.file-creation-time-millis") is None:
+            raise ValueError("scan.mode=from-file-creation-time needs scan.file-creation-time-millis")
+        return OptionScan(created_after=int(options["scan.file-creation-time-millis"]))
     if mode == "incremental":
         if not incremental:
             raise ValueError("scan.mode=incremental needs incremental-between or incremental-between-timestamp")
@@ -197,3 +211,10 @@ def scan_bucket(options: Mapping[str, Any]) -> int | None:
 def only_scan_bucket(options: Mapping[str, Any], splits: list[Split]) -> list[Split]:
     bucket = scan_bucket(options)
     return splits if bucket is None else [s for s in splits if s.bucket == bucket]
+
+
+def file_created_epoch_ms(creation_time_ms: int) -> int:
+    """A data file's creation time as Paimon's ``creationTimeEpochMillis``: the stored timestamp
+    is a local date-time, read in this machine's time zone."""
+    local = dt.datetime.fromtimestamp(creation_time_ms / 1000, tz=dt.UTC).replace(tzinfo=None)
+    return int(local.timestamp() * 1000)

@@ -288,8 +288,8 @@ _SPECS: dict[str, OptionSpec] = {
                 "from-snapshot",
                 "from-snapshot-full",
                 "incremental",
-                "compacted-full",  # refused by reads (lifecycle/time_travel.py)
                 "from-file-creation-time",
+                "compacted-full",  # refused by reads (lifecycle/time_travel.py)
                 "from-creation-timestamp",
             ),
         ),
@@ -298,6 +298,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("incremental-between-scan-mode", "auto", _choice("auto", "delta", "changelog", "diff")),
         OptionSpec("incremental-between-tag-to-snapshot", "false", _bool),
         OptionSpec("scan.bucket", None, _int),
+        OptionSpec("scan.file-creation-time-millis", None, _int),
         # fixed-bucket writes and bucket pruning (lakestore/format/bucket.py)
         OptionSpec("bucket-function.type", "default", _choice("default", "mod", "hive")),
         # batch reads over two branches (lakestore/lifecycle/branches.py, Paimon's FallbackReadFileStoreTable)

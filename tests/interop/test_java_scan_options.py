@@ -280,3 +280,30 @@ def test_scan_bucket_table_option(java, catalog, warehouse):
     for mode in ("delta", "diff"):
         options = {"incremental-between": "1,5", "incremental-between-scan-mode": mode}
         same(java.read(warehouse, "db.t", options=options), table.to_arrow(incremental_between="1,5", incremental_scan_mode=mode))
+
+
+@pytest.mark.parametrize("writer", ["lakestore", "java"])
+def test_scan_file_creation_time_millis_table_option(java, catalog, warehouse, writer):
+    """Paimon's FileCreationTimeStartingScanner: the latest snapshot's files created since then."""
+    import time
+
+    table = catalog.create_table("db.c", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2", "rowkind.field": "k"})
+
+    def write(rows) -> None:
+        if writer == "lakestore":
+            table.write_arrow(batch(rows))
+        else:
+            java.write(warehouse, "db.c", batch(rows))
+
+    write(COMMITS[0])
+    time.sleep(0.05)
+    middle = int(time.time() * 1000)
+    time.sleep(0.05)
+    write(COMMITS[1])
+    write(COMMITS[2])
+    java.alter(warehouse, "db.c", [{"op": "set_option", "key": "scan.file-creation-time-millis", "value": str(middle)}])
+    table = catalog.get_table("db.c")
+    expected = java.read(warehouse, "db.c")
+    assert "a" not in {r["v"] for r in expected.to_pylist()}  # the first commit's files are older
+    same(expected, table.to_arrow())
+    assert {r["v"] for r in table.to_arrow(snapshot_id=1).to_pylist()} == {"a"}  # a named snapshot wins over the option
