@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lakestore.errors import MergeEngineError, OptionError, UnsupportedTableError
+from lakestore.errors import MergeEngineError, OptionError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
 from lakestore.format.kv import DELETE, INSERT, VALUE_KIND
 from lakestore.format.types import DataType
@@ -88,13 +88,6 @@ class AggregationEngine(MergeEngine):
             for name, ignore in self.ignore_retract.items():
                 if ignore:
                     raise OptionError(f"aggregation.remove-record-on-delete and fields.{name}.ignore-retract conflict (as in Paimon)")
-            for name, function in self.functions.items():
-                if function in ("first_value", "first_non_null_value"):
-                    raise UnsupportedTableError(
-                        f"aggregation.remove-record-on-delete with the stateful aggregate function {function!r} of {name!r}"
-                        " is not implemented",
-                        options=("aggregation.remove-record-on-delete", f"fields.{name}.aggregate-function"),
-                    )
 
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         retract = retract_mask(rows)
@@ -135,7 +128,23 @@ class AggregationEngine(MergeEngine):
             rows.schema.get_field_index(VALUE_KIND), VALUE_KIND, from_numpy(np.where(kinds == DELETE, INSERT, kinds).astype(np.int8))
         ).filter(from_numpy(keep))
         merged = self._merge(seeded, key_columns)
+        n = rows.num_rows
+        positions = np.arange(n)
+        sizes = groups.ends - groups.starts
         for name, function in self.functions.items():
+            if function in ("first_value", "first_non_null_value"):
+                # stateful in Paimon: the first insert of the merge (non-null one) initialises the
+                # aggregator, which a -D does not reset: the -D's value stays if one came before
+                column = rows.column(name)
+                counted = kinds != DELETE
+                if function == "first_non_null_value" and column.null_count:
+                    counted &= as_numpy(pc.is_valid(column))
+                first = np.minimum.reduceat(np.where(counted, positions, n), groups.starts)
+                later = np.minimum.reduceat(np.where(counted & (positions > np.repeat(base, sizes)), positions, n), groups.starts)
+                index = np.where((first < base) | (later >= groups.ends), base, later)
+                chosen = take_or_null(column, np.where(base >= 0, index, -1))
+                current = merged.column(name)
+                merged = merged.set_column(merged.schema.get_field_index(name), name, pc.if_else(from_numpy(base >= 0), chosen, current))
             if function == "listagg":
                 # a blank -D value stays the accumulator until a non-blank value replaces it
                 seed = take_or_null(rows.column(name), base)
