@@ -381,7 +381,8 @@ _SCAN = (
 # Implemented (options.py), honoured by batch reads as Paimon's: scan.snapshot-id, scan.tag-name,
 # scan.timestamp-millis, scan.timestamp, scan.watermark, scan.version, scan.mode,
 # incremental-between, incremental-between-timestamp, incremental-between-scan-mode,
-# incremental-between-tag-to-snapshot, scan.bucket, scan.file-creation-time-millis (lakestore/lifecycle/time_travel.py, lakestore/lifecycle/incremental.py).
+# incremental-between-tag-to-snapshot, scan.bucket, scan.file-creation-time-millis
+# (lakestore/lifecycle/time_travel.py, lakestore/lifecycle/incremental.py).
 _refuse(
     _SCAN,
     "scan.creation-time-millis",
