@@ -16,7 +16,7 @@ from lakestore.errors import NullKeyError, SchemaMismatchError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, group_order, indices, sort_order
 from lakestore.format.binary_row import encode_values
 from lakestore.format.bucket import compute_buckets
-from lakestore.format.kv import ROW_KIND_SHORT, UPDATE_BEFORE
+from lakestore.format.kv import DELETE, ROW_KIND_SHORT, UPDATE_BEFORE
 from lakestore.format.partition_path import partition_path
 from lakestore.format.types import DataType, from_arrow
 from lakestore.meta.schema import TableSchema
@@ -138,11 +138,16 @@ def row_kinds(data: pa.Table, schema: TableSchema) -> pa.Array:
 
 
 def filter_row_kinds(rows: pa.Table, kinds: pa.Array, schema: TableSchema) -> tuple[pa.Table, pa.Array]:
-    """Paimon's RowKindFilter (TableWriteImpl): with ``ignore-update-before`` the -U rows are
-    dropped as they are written, before buckets are assigned."""
-    if not schema.core_options().ignore_update_before:
+    """Paimon 2.0's RowKindFilter (TableWriteImpl): with ``ignore-update-before`` the -U rows,
+    with ``ignore-delete`` the -U and -D rows are dropped as they are written, before buckets
+    are assigned (whatever the merge engine)."""
+    options = schema.core_options()
+    if not (options.ignore_update_before or options.ignore_delete):
         return rows, kinds
-    keep = as_numpy(kinds) != UPDATE_BEFORE
+    values = as_numpy(kinds)
+    keep = values != UPDATE_BEFORE
+    if options.ignore_delete:
+        keep &= values != DELETE
     if keep.all():
         return rows, kinds
     return rows.filter(from_numpy(keep)), kinds.filter(from_numpy(keep))

@@ -470,3 +470,15 @@ def test_remove_record_options_with_writers_interleaved(java, catalog, warehouse
         reference = java.read(warehouse, "db.ref")
         same_rows(java.read(warehouse, "db.t"), reference, ["id"])
         same_rows(catalog.get_table("db.t").to_arrow(), reference, ["id"])
+
+
+@pytest.mark.parametrize("engine", ["aggregation", "deduplicate"])
+def test_ignore_delete_drops_retractions_on_write(java, catalog, warehouse, engine):
+    """Paimon 2.0's RowKindFilter drops -U/-D rows before the merge engine sees them, also for
+    aggregation (lakestore's aggregation retracted them)."""
+    options = {"bucket": "2", "rowkind.field": "kind", "ignore-delete": "true", "merge-engine": engine}
+    if engine == "aggregation":
+        options["fields.v.aggregate-function"] = "sum"
+        options["fields.kind.aggregate-function"] = "last_value"
+    expected = [(1, 21 if engine == "aggregation" else 11, "+U"), (2, 20, "+I"), (3, 30, "+I"), (5, 50, "+I")]
+    both_ways(java, catalog, warehouse, KINDED, ["id"], options, KINDED_COMMITS, expected=expected, compacted=expected)
