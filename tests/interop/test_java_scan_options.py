@@ -39,14 +39,15 @@ def pk_table(catalog, options=None):
     return table
 
 
-@pytest.mark.parametrize("mode", [None, "delta", "diff"])
-@pytest.mark.parametrize("between", ["0,2", "1,3", "1,4", "2,2"])
+@pytest.mark.parametrize(
+    ("mode", "between"),
+    # a diff needs both snapshots to exist: no snapshot 0
+    [(m, b) for m in (None, "delta", "diff") for b in ("0,2", "1,3", "1,4", "2,2") if not (m == "diff" and b.startswith("0"))],
+)
 def test_incremental_between_snapshot_ids(java, catalog, warehouse, mode, between):
     table = pk_table(catalog)
     table.compact(full=True)  # snapshot 5, COMPACT: delta skips it, diff sees its files
     options = {"incremental-between": between, **({"incremental-between-scan-mode": mode} if mode else {})}
-    if mode == "diff" and between.startswith("0"):
-        pytest.skip("snapshot 0 does not exist for a diff")
     same(java.read(warehouse, "db.t", options=options), table.to_arrow(incremental_between=between, incremental_scan_mode=mode))
 
 
