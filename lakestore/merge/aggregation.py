@@ -89,6 +89,9 @@ class AggregationEngine(MergeEngine):
                 if ignore:
                     raise OptionError(f"aggregation.remove-record-on-delete and fields.{name}.ignore-retract conflict (as in Paimon)")
 
+    def seeding_options(self) -> tuple[str, ...]:
+        return ("aggregation.remove-record-on-delete",) if self.remove_record_on_delete else ()
+
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         retract = retract_mask(rows)
         if self.remove_record_on_delete:  # -D rows remove the key: only -U rows retract

@@ -77,6 +77,10 @@ class MergeEngine(ABC):
     # what later rows of the key merge onto (Paimon's initRow), so writers keep it in level 0.
     keeps_deletes: bool = False
 
+    def seeding_options(self) -> tuple[str, ...]:
+        """The options set on this engine under which a -D's values seed the key's later rows."""
+        return ()
+
     def prepare_input(self, rows: pa.Table) -> pa.Table:
         """Normalise freshly written rows (with ``_VALUE_KIND``) before they are buffered."""
         return rows

@@ -125,6 +125,16 @@ class PartialUpdateEngine(MergeEngine):
         self.retracts_groups = bool(sequence_groups) and not self.functions and not ignore_delete
         self.keeps_deletes = self.keeps_deletes or self.retracts_groups
 
+    def seeding_options(self) -> tuple[str, ...]:
+        return tuple(
+            key
+            for key, on in (
+                ("partial-update.remove-record-on-delete", self.remove_record_on_delete),
+                ("partial-update.remove-record-on-sequence-group", bool(self.delete_groups)),
+            )
+            if on
+        )
+
     def _sequence_fields(self) -> set[str]:
         return {f for seq in self.sequence_groups for f in seq.split(",")}
 

@@ -11,11 +11,11 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from lakestore.errors import CommitConflictError
+from lakestore.errors import CommitConflictError, UnsupportedTableError
 from lakestore.format.arrow_ops import from_numpy, rows_with_keys_in, sort_indices
 from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
-from lakestore.merge import MergeEngine, drop_retracts
+from lakestore.merge import MergeEngine, drop_retracts, retract_count
 from lakestore.merge.changelog import diff_changelog
 from lakestore.merge.engine import FirstRowEngine
 from lakestore.meta.commit_message import CommitMessage, CompactResult
@@ -188,6 +188,13 @@ class MergeTreeBucketWriter(BucketWriter):
         self.changelog_writer = changelog_writer
         self.row_deduplicate = row_deduplicate
         self.value_names = value_names or []
+        if changelog_producer == "lookup" and merge_engine.seeding_options():
+            # Paimon's lookup writers compact every commit, which decides when a -D (and the
+            # values it seeds) is dropped; lakestore's lookup writers do not compact so
+            raise UnsupportedTableError(
+                f"{', '.join(merge_engine.seeding_options())} with changelog-producer 'lookup' is not implemented for writes",
+                options=("changelog-producer", *merge_engine.seeding_options()),
+            )
         self._input: list[pa.Table] = []
         self._buffer_sorted = False  # the buffer is one chunk, stably sorted by key
 
@@ -199,6 +206,12 @@ class MergeTreeBucketWriter(BucketWriter):
         ranks = np.arange(n, dtype=np.int64) if arrival is None else arrival.astype(np.int64, copy=False)
         sequence = from_numpy(self.next_sequence + ranks)
         self.next_sequence += n
+        if self.changelog_producer == "lookup" and self.merge_engine.keeps_deletes and retract_count(kinds):
+            raise UnsupportedTableError(
+                "retractions (-U/-D) of a partial-update table with sequence groups and changelog-producer 'lookup' are not"
+                " implemented for writes",
+                options=("changelog-producer",),
+            )
         prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
         self.write(prepared)
         if self.changelog_producer == "input":

@@ -20,8 +20,9 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.errors import OptionError, SchemaChangeError
+from lakestore.errors import OptionError, SchemaChangeError, UnsupportedTableError
 from lakestore.meta.schema_change import RemoveOption, SetOption
+from tests._support import sort_rows
 from tests.compact._tables import live_files
 from tests.interop.conftest import same_rows
 
@@ -482,3 +483,56 @@ def test_ignore_delete_drops_retractions_on_write(java, catalog, warehouse, engi
         options["fields.kind.aggregate-function"] = "last_value"
     expected = [(1, 21 if engine == "aggregation" else 11, "+U"), (2, 20, "+I"), (3, 30, "+I"), (5, 50, "+I")]
     both_ways(java, catalog, warehouse, KINDED, ["id"], options, KINDED_COMMITS, expected=expected, compacted=expected)
+
+
+@pytest.mark.parametrize(
+    ("schema", "options", "rows"),
+    [
+        (WIDE, {"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"}, PARTIAL_COMMITS[0]),
+        (AGG, AGG_OPTIONS, AGG_COMMITS[0]),
+        (GROUPS, {**GROUP_OPTIONS, "partial-update.remove-record-on-sequence-group": "g1"}, GROUP_COMMITS[0]),
+        (GROUPS, GROUP_OPTIONS, GROUP_COMMITS[1]),  # retractions in sequence groups
+    ],
+    ids=["partial-update", "aggregation", "sequence-group", "group-retractions"],
+)
+def test_lookup_changelog_writes_with_seeding_deletes_are_refused(catalog, schema, options, rows):
+    """Paimon's lookup writers compact every commit, which decides when a -D and the values it
+    seeds are dropped: lakestore refuses such writes by name (Java's tables stay readable)."""
+    options = {**options, "bucket": "1", "rowkind.field": "kind", "changelog-producer": "lookup"}
+    table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options=options)
+    with pytest.raises(UnsupportedTableError, match="lookup") as info:
+        table.write_arrow(_table(schema, rows))
+    assert "changelog-producer" in info.value.options
+
+
+@pytest.mark.parametrize("producer", ["input", "full-compaction"])
+@pytest.mark.parametrize("case", ["partial-update", "aggregation", "first-value", "sequence-group", "group-retractions", "descending"])
+def test_changelog_of_merge_options(java, catalog, warehouse, case, producer):
+    """The input and full-compaction changelogs (``$audit_log`` read by Java) of a table lakestore
+    wrote equal those of the table Java wrote (full compaction after every commit by each)."""
+    blank_free = [[(*r[:3], "w" if r[3] == " " else r[3], r[4]) for r in c] for c in AGG_COMMITS]
+    schema, options, commits = {
+        "partial-update": (
+            WIDE,
+            {"merge-engine": "partial-update", "rowkind.field": "kind", "partial-update.remove-record-on-delete": "true"},
+            PARTIAL_COMMITS,
+        ),
+        "aggregation": (AGG, AGG_OPTIONS, blank_free),
+        "first-value": (AGG, FIRST_OPTIONS, FIRST_COMMITS),
+        "sequence-group": (GROUPS, {**GROUP_OPTIONS, "partial-update.remove-record-on-sequence-group": "g1"}, GROUP_COMMITS),
+        "group-retractions": (GROUPS, GROUP_OPTIONS, GROUP_COMMITS),
+        "descending": (SEQ, {"sequence.field": "seq", "sequence.field.sort-order": "descending"}, SEQ_COMMITS),
+    }[case]
+    options = {**options, "bucket": "1", "changelog-producer": producer}
+    java.create_table(warehouse, "db.ref", schema, primary_keys=["id"], options=options)
+    catalog.create_table("db.ours", schema=schema, primary_keys=["id"], options=options)
+    for rows in commits:
+        java.write(warehouse, "db.ref", _table(schema, rows))
+        catalog.get_table("db.ours").write_arrow(_table(schema, rows))
+        if producer == "full-compaction":
+            java.compact(warehouse, "db.ref")
+            catalog.get_table("db.ours").compact(full=True)
+    theirs = java.changes(warehouse, "db.ref", 0, len(java.snapshots(warehouse, "db.ref")))
+    ours = java.changes(warehouse, "db.ours", 0, len(java.snapshots(warehouse, "db.ours")))
+    assert theirs.num_rows > 0
+    assert sort_rows(ours.select(theirs.column_names)) == sort_rows(theirs)
