@@ -203,7 +203,7 @@ _ignore(
 _ignore(
     "ignored: it only takes effect together with another option, which lakestore refuses by name"
     " (BLOB/VECTOR/VARIANT columns, postpone buckets, format tables,"
-    " chain tables, incremental clustering, cross-partition upsert, global indexes)",
+    " chain tables, incremental clustering, global indexes)",
     "blob-compaction.enabled",
     "blob.target-file-size",
     "blob.split-by-file-size",
@@ -241,7 +241,6 @@ _ignore(
     "clustering.history-partition.idle-to-full-sort",
     "clustering.incremental.optimize-write",
     "clustering.incremental.mode",
-    "cross-partition-upsert.bootstrap-parallelism",
     "global-index.external-path",
     "global-index.column-update-action",
     "global-index.row-count-per-shard",
@@ -401,8 +400,12 @@ _refuse(
 # Paimon 0.9's unit of record-level.time-field; Paimon 1.0+ (and lakestore) ignore it and take the
 # unit from the column's type (INT seconds, BIGINT seconds or milliseconds, TIMESTAMP).
 _ignore("a Paimon 0.9 setting that Paimon 2.0 ignores: the unit comes from the time field's type", "record-level.time-field-type")
+_ignore(
+    "ignored: lakestore's cross-partition upsert reads the table's keys for its index in one pass",
+    "cross-partition-upsert.bootstrap-parallelism",
+)
 _refuse(
-    "cross-partition upsert is not implemented",
+    "a time to live of the cross-partition upsert index is not implemented",
     "cross-partition-upsert.index-ttl",
 )
 _refuse("changelog deduplication that ignores fields is not implemented", "changelog-producer.row-deduplicate-ignore-fields")

@@ -414,11 +414,17 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
         # Paimon's batch readers see only the real buckets a compaction assigned; lakestore reads
         # those, and refuses to write (new rows would go to bucket-postpone) or maintain.
         writes.append(("bucket", POSTPONE_BUCKET_REFUSAL))
-    if primary_keys and options.get("bucket", "-1").strip() == "-1" and not set(partition_keys) <= set(primary_keys):
+    if (
+        primary_keys
+        and options.get("bucket", "-1").strip() == "-1"
+        and not set(partition_keys) <= set(primary_keys)
+        and options.get("deletion-vectors.enabled", "false").strip().lower() == "true"
+    ):
         writes.append(
             (
                 "bucket",
-                "bucket=-1 with a primary key that lacks partition keys (Paimon's cross-partition upsert) is not implemented yet",
+                "bucket=-1 with a primary key that lacks partition keys (Paimon's cross-partition upsert) and deletion"
+                " vectors is not implemented",
             )
         )
     compaction = _row_tracking_refusals(options, primary_keys, writes, reads)

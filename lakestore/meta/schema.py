@@ -489,8 +489,11 @@ def new_schema(
         for key in group:
             if key not in names:
                 raise SchemaMismatchError(f"{label} {key!r} is not a column (columns: {names})")
-    if primary_keys and not set(partition_keys) <= set(primary_keys):
-        raise SchemaMismatchError(f"primary keys {list(primary_keys)} must contain all partition keys {list(partition_keys)}")
+    if primary_keys and not set(partition_keys) <= set(primary_keys) and str((options or {}).get("bucket", "-1")).strip() != "-1":
+        # bucket = -1: Paimon's cross-partition upsert (lakestore/write/cross_partition.py)
+        raise SchemaMismatchError(
+            f"primary keys {list(primary_keys)} must contain all partition keys {list(partition_keys)} unless bucket = -1"
+        )
     checked = opts.validate(options or {}, strict=True)
     # Paimon's default: dynamic buckets for primary-key tables, bucket-unaware append tables
     checked.setdefault("bucket", "-1")

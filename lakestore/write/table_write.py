@@ -12,7 +12,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import pyarrow as pa
 
-from lakestore.errors import PartitionValueError
+from lakestore.errors import OptionError, PartitionValueError
 from lakestore.format.arrow_ops import as_numpy, from_numpy
 from lakestore.format.hash_index import HASH_INDEX
 from lakestore.io.fileio import FileIO
@@ -21,9 +21,12 @@ from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import IndexManifestEntry, read_index_manifest
 from lakestore.meta.manifest import DataFileMeta, ManifestStore
-from lakestore.meta.schema import TableSchema
+from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.scan import ScanPlanner
+from lakestore.read.split_read import SplitReader
 from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Compactor, MergeTreeBucketWriter
+from lakestore.write.cross_partition import CrossPartitionIndex, is_cross_partition
 from lakestore.write.dynamic_bucket import HashBucketAssigner, HashIndexMaintainer, IndexFileNames, key_hashes
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import (
@@ -77,7 +80,15 @@ class TableWrite:
         self._closed = False
         self._pool: ThreadPoolExecutor | None = None  # bucket writers' and routing's threads, made on first use
         self._dynamic: DynamicBuckets | None = None
-        if self.primary_key and self.options.bucket == -1:
+        self._cross: CrossPartitionIndex | None = None
+        if is_cross_partition(schema):
+            if overwrite_partition is not None:
+                raise OptionError(
+                    f"{table_path}: overwriting a cross-partition upsert table (bucket=-1, primary key without partition keys)"
+                    " is not implemented"
+                )
+            self._cross = _bootstrap_cross_partition(file_io, table_path, schema, manifests, base_snapshot)
+        elif self.primary_key and self.options.bucket == -1:
             index_manifest = base_snapshot.index_manifest if base_snapshot is not None else None
             index = read_index_manifest(file_io, table_path, index_manifest) if index_manifest else []
             self._dynamic = DynamicBuckets(file_io, table_path, schema, index, fresh=overwrite_partition is not None)
@@ -102,7 +113,9 @@ class TableWrite:
         if kinds is not None:
             rows, kinds = filter_row_kinds(rows, kinds, self.schema)
             rows = rows.append_column("__kind", kinds)
-        if self._dynamic is not None:
+        if self._cross is not None:
+            rows, buckets = self._cross.route(rows)
+        elif self._dynamic is not None:
             hashes = key_hashes(self.schema, rows)
             buckets = self._dynamic.assign(rows, hashes, self._partition)
             rows = rows.append_column("__hash", from_numpy(hashes))
@@ -251,6 +264,23 @@ class TableWrite:
         if exc_type is not None and not self._closed:
             self.abort()
         self.close()
+
+
+def _bootstrap_cross_partition(
+    file_io: FileIO, table_path: str, schema: TableSchema, manifests: ManifestStore, snapshot: Snapshot | None
+) -> CrossPartitionIndex:
+    """The key index of a cross-partition upsert table from the live rows of ``snapshot``: every
+    level is read (as Paimon's IndexBootstrap does, level 0 of first-row tables included)."""
+    index = CrossPartitionIndex(schema)
+    if snapshot is None:
+        return index
+    planner = ScanPlanner(schema, manifests)
+    planner.skip_level0 = False
+    # (the main branch's schema files: a branch's own later schemas are not looked up here)
+    reader = SplitReader(file_io, table_path, schema, SchemaManager(file_io, table_path))
+    keys = list(schema.primary_keys)
+    index.bootstrap(planner.plan(snapshot), lambda split: reader.read(split, keys, None))
+    return index
 
 
 def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:

@@ -162,11 +162,12 @@ def test_options_are_checked(tmp_path):
     assert pc.sum(table.to_arrow()["id"]).as_py() == 3
 
 
-def test_cross_partition_primary_keys_are_refused_at_creation(tmp_path):
+def test_cross_partition_primary_keys_with_fixed_buckets_are_refused_at_creation(tmp_path):
+    # bucket = -1 makes such a table Paimon's cross-partition upsert (tests/interop/test_java_cross_partition.py)
     catalog = lakestore.Catalog(str(tmp_path))
     catalog.create_database("db")
     with pytest.raises(lakestore.SchemaMismatchError, match="partition keys"):
-        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], partition_keys=["dt"])
+        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], partition_keys=["dt"], options={"bucket": "2"})
 
 
 def test_expiration_and_orphan_cleanup_keep_exactly_the_live_index_files(tmp_path):

@@ -633,6 +633,55 @@ public class PaimonOracle {
     }
 
     /**
+     * Cross-partition upsert tables (BucketMode.KEY_DYNAMIC): one GlobalIndexAssigner, as Paimon's
+     * Flink sink runs it, bootstrapped from the table's live keys (IndexBootstrap); it emits each
+     * row (and the retractions of keys that move partitions) with its bucket to write(row, bucket).
+     */
+    static void writeCrossPartition(FileStoreTable table, TableWrite write, List<GenericRow> rows)
+            throws Exception {
+        org.apache.paimon.crosspartition.GlobalIndexAssigner assigner =
+                new org.apache.paimon.crosspartition.GlobalIndexAssigner(table);
+        java.util.function.BiConsumer<org.apache.paimon.data.InternalRow, Integer> collector =
+                (row, bucket) -> {
+                    try {
+                        write.write(row, bucket);
+                    } catch (Exception e) {
+                        throw new RuntimeException(e);
+                    }
+                };
+        // open(offHeapMemory, [compactionExecutor: 2.0 only,] ioManager, numAssigners, assignId,
+        // collector): by reflection, so that the oracle compiles against 1.4 as well
+        for (java.lang.reflect.Method method : assigner.getClass().getMethods()) {
+            if (method.getName().equals("open")) {
+                method.invoke(
+                        assigner,
+                        method.getParameterCount() == 6
+                                ? new Object[] {0L, null, ioManager(), 1, 0, collector}
+                                : new Object[] {0L, ioManager(), 1, 0, collector});
+            }
+        }
+        try {
+            new org.apache.paimon.crosspartition.IndexBootstrap(table)
+                    .bootstrap(
+                            1,
+                            0,
+                            key -> {
+                                try {
+                                    assigner.bootstrapKey(key);
+                                } catch (Exception e) {
+                                    throw new RuntimeException(e);
+                                }
+                            });
+            for (GenericRow row : rows) {
+                assigner.processInput(row);
+            }
+            assigner.endBoostrap(true);
+        } finally {
+            assigner.close();
+        }
+    }
+
+    /**
      * Dynamic-bucket tables: buckets assigned as Paimon's Flink sink does (a HashBucketAssigner
      * over the index, or for an overwrite a SimpleHashBucketAssigner that starts afresh; with N
      * assigners, each key goes to the assigner BucketAssigner.computeAssigner picks), then
@@ -647,6 +696,10 @@ public class PaimonOracle {
             String commitUser,
             boolean overwrite)
             throws Exception {
+        if (table.bucketMode() == BucketMode.KEY_DYNAMIC) {
+            writeCrossPartition(table, write, rows);
+            return;
+        }
         if (!dynamic) {
             for (GenericRow row : rows) {
                 write.write(row);
