@@ -37,6 +37,7 @@ from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
+from lakestore.merge.lookup import uses_lookup_merge, with_level
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.file_scan import all_of, in_bucket_range, in_partitions, live_entries
 from lakestore.meta.index_manifest import IndexFileMeta
@@ -83,6 +84,9 @@ class BucketCompactor:
         # record-level.expire-time (primary-key tables, as Paimon's KeyValueFileStoreWrite)
         self.record_expire = RecordLevelExpire.of(schema, schemas) if self.primary_key else None
         self.deletion_vectors = deletion_vectors
+        # Paimon's LookupMergeFunction: merges take a key's level-0 records and its record at the
+        # lowest level >= 1, so a level-0 record written above older levels folds their version in
+        self.lookup_merge = self.primary_key and uses_lookup_merge(self.options)
         self.picker = UniversalCompaction(
             max_size_amplification_percent=self.options.compaction_max_size_amplification_percent,
             size_ratio=self.options.compaction_size_ratio,
@@ -158,8 +162,11 @@ class BucketCompactor:
         assert self.merge_engine is not None
         lookup = LookupResult({}, None)
         before_vectors = dv.current() if dv is not None else None
-        if dv is not None:
-            lookup = self._lookup(files, unit.files)
+        # lookup tables fold the older version of a level-0 key into its new record (deletion-vector
+        # tables also mark that version deleted)
+        folds = dv is not None or (self.lookup_merge and self._needs_old_values())
+        if folds:
+            lookup = self._lookup(files, unit.files, unit.output_level)
         task = MergeTreeCompactTask(
             output_level=unit.output_level,
             max_level=levels.max_level,
@@ -174,8 +181,9 @@ class BucketCompactor:
             read_batches=self.read_batches,
             slice_bytes=SLICE_BYTES,
             writer=self.writer,
-            older_rows=(lambda rows: lookup.older_rows(rows, self.schema.trimmed_primary_keys)) if dv is not None else None,
-            must_rewrite=self._must_rewrite(unit.output_level, levels.max_level) if dv is not None else None,
+            older_rows=(lambda rows: lookup.older_rows(rows, self.schema.trimmed_primary_keys)) if folds else None,
+            must_rewrite=self._must_rewrite(unit.output_level, levels.max_level) if folds else None,
+            lookup_merge=self.lookup_merge,
             force_rewrite_all=self.force_rewrite_all,
             record_expire=self.record_expire,
         )
@@ -232,10 +240,14 @@ class BucketCompactor:
         values for these engines)."""
         return self.options.merge_engine != "deduplicate" or bool(self.options.sequence_fields)
 
-    def _lookup(self, files: Sequence[DataFileMeta], unit_files: Sequence[DataFileMeta]) -> LookupResult:
+    def _lookup(self, files: Sequence[DataFileMeta], unit_files: Sequence[DataFileMeta], output_level: int) -> LookupResult:
         in_unit = {(f.file_name, f.level) for f in unit_files}
         level0 = [f for f in unit_files if f.level == 0]
         others = [f for f in files if (f.file_name, f.level) not in in_unit]
+        if self.deletion_vectors is None:
+            # Paimon looks a key up from the output level + 1 on (newer level-0 files left out
+            # of the unit are no older version)
+            others = [f for f in others if f.level > output_level]
         if level0 and others:
             # only files whose key range meets the level-0 keys' can hold older versions
             types = self.schema.types_of(self.schema.trimmed_primary_keys)
@@ -246,11 +258,12 @@ class BucketCompactor:
                 for f in others
                 if decode_row(f.min_key, types, source=f.file_name) <= high and decode_row(f.max_key, types, source=f.file_name) >= low
             ]
+        read_whole = (lambda f: with_level(self._read_whole(f), f.level)) if self.lookup_merge else self._read_whole
         return lookup_older_versions(
             level0,
             others,
             read_positioned=self._read_positioned,
-            read_whole=self._read_whole,
+            read_whole=read_whole,
             key_names=self.schema.trimmed_primary_keys,
             keep_rows=self._needs_old_values(),
         )
@@ -260,8 +273,11 @@ class BucketCompactor:
         the file holds deletes, or when its rows must absorb older values above the output."""
         merges = self._needs_old_values() and output_level != max_level
 
+        dv = self.deletion_vectors is not None
+
         def must(f: DataFileMeta) -> bool:
-            return f.level == 0 and ((f.delete_row_count is None or f.delete_row_count > 0) or merges)
+            # (deletes must go only where vectors stand for them)
+            return f.level == 0 and ((dv and (f.delete_row_count is None or f.delete_row_count > 0)) or merges)
 
         return must
 

@@ -21,6 +21,7 @@ from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import SEQUENCE_NUMBER
 from lakestore.format.types import DataType
 from lakestore.merge.engine import MergeEngine
+from lakestore.merge.lookup import lookup_versions, with_level
 from lakestore.meta.commit_message import CompactResult
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakestore.write.file_writer import DataFileWriter
@@ -66,6 +67,7 @@ class MergeTreeCompactTask:
         slice_bytes: int = SLICE_BYTES,
         force_rewrite_all: bool = False,
         record_expire: RecordLevelExpire | None = None,
+        lookup_merge: bool = False,
     ) -> None:
         """``read_batches``: a file's rows batch by batch (default: ``read_file`` whole), read
         into slices of about ``slice_bytes``."""
@@ -91,6 +93,12 @@ class MergeTreeCompactTask:
         # whose statistics show some are rewritten rather than upgraded (Paimon's upgrade)
         self.record_expire = record_expire
         self.slices_merged = 0  # for tests: how many slices the rewrites took
+        # Paimon's LookupMergeFunction (lakestore.merge.lookup): rows carry their file's level
+        # into the merge, which takes a key's level-0 rows and its row at the lowest level >= 1
+        self.lookup_merge = lookup_merge
+        if lookup_merge:
+            batches = self.read_batches
+            self.read_batches = lambda f: (with_level(batch, f.level) for batch in batches(f))
 
     def run(self, files: Sequence[DataFileMeta]) -> CompactResult:
         result = CompactResult()
@@ -163,6 +171,8 @@ class MergeTreeCompactTask:
         if older is not None:
             rows = pa.concat_tables([older, rows])
         ordered = rows.take(sort_indices(rows, self.sort_columns, descending=self.merge_engine.descending_fields))
+        if self.lookup_merge:
+            ordered = lookup_versions(ordered, self.key_names)
         if self.drop_delete:
             return self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
         return self.merge_engine.merge(ordered, self.key_names)

@@ -23,6 +23,7 @@ from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
+from lakestore.merge.lookup import LEVEL, lookup_versions, uses_lookup_merge, with_level
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.paths import TablePaths
 from lakestore.meta.schema import SchemaManager, TableSchema
@@ -62,6 +63,8 @@ class SplitReader:
         self.row_tracking = self.options.row_tracking and not schema.primary_keys
         self.data_evolution = self.row_tracking and self.options.data_evolution
         self.merge_engine = create_merge_engine(schema) if self.primary_key else None
+        # Paimon's LookupMergeFunction: a key's level-0 records and its record at the lowest level >= 1
+        self._lookup_merge = self.primary_key and uses_lookup_merge(self.options)
         self.key_names = list(schema.trimmed_primary_keys)
         self.sequence_fields = list(self.options.sequence_fields)
         self.partition_types = schema.types_of(schema.partition_keys)
@@ -234,16 +237,22 @@ class SplitReader:
         fast = self._single_row and not self.sequence_fields
         system = [VALUE_KIND] if fast else [SEQUENCE_NUMBER, VALUE_KIND]
         parts = [apply_filter(self._read_file(split, f, merge_columns, system, prune=prefilter), prefilter) for f in oldest_first]
+        lookup = self._lookup_merge and not fast
+        if lookup:
+            parts = [with_level(part, f.level) for part, f in zip(parts, oldest_first, strict=True)]
         rows = _concat(parts)
         if rows.num_rows == 0:
-            return rows
+            return rows.drop_columns([LEVEL]) if lookup else rows
         if fast:
             # One take of each key's winning row from the unsorted input (string columns are
             # copied once, no sort of the value columns).
             return drop_retracts(rows.take(indices(self._winners(rows))))
         order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
         order = sort_indices(rows, order_columns, descending=self.merge_engine.descending_fields)
-        return self.merge_engine.merge_and_drop_retracts(rows.take(order), self.key_names)
+        ordered = rows.take(order)
+        if lookup:
+            ordered = lookup_versions(ordered, self.key_names)
+        return self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
 
     def _winners(self, rows: pa.Table) -> np.ndarray:
         """Row index of every key's winner (per the single-row engine), in key order."""

@@ -18,6 +18,7 @@ from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts, retract_count
 from lakestore.merge.changelog import diff_changelog
 from lakestore.merge.engine import FirstRowEngine
+from lakestore.merge.lookup import lookup_versions, uses_lookup_merge, with_level
 from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
@@ -242,15 +243,30 @@ class MergeTreeBucketWriter(BucketWriter):
         """Each changed key's value before and after this commit, as Paimon's lookup producer
         emits it: read the committed files for the touched keys, merge, diff."""
         assert self.compactor is not None and self.changelog_writer is not None
-        fresh = pa.concat_tables([self.compactor.read_file(f) for f in self.new_files])
+        # rows carry their level: Paimon's LookupMergeFunction takes a key's level-0 rows and its
+        # row at the lowest level >= 1 (the deeper ones are folded into that one)
+        lookup = uses_lookup_merge(self.file_writer.schema.core_options())
+
+        def read(f: DataFileMeta) -> pa.Table:
+            assert self.compactor is not None
+            rows = self.compactor.read_file(f)
+            return with_level(rows, f.level) if lookup else rows
+
+        def merged(rows: pa.Table) -> pa.Table:
+            ordered = self._sorted(rows, self.sort_columns)
+            if lookup:
+                ordered = lookup_versions(ordered, self.key_names)
+            return self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
+
+        fresh = pa.concat_tables([read(f) for f in self.new_files])
         touched = fresh.select(self.key_names)  # a semi join keeps each row once whatever the duplicates
-        old_parts = [self.compactor.read_file(f) for f in self.existing_files]
+        old_parts = [read(f) for f in self.existing_files]
         old = pa.concat_tables(old_parts) if old_parts else fresh.slice(0, 0)
         if old.num_rows:
             old = _join_by_key(old, touched, self.key_names, "left semi").select(fresh.schema.names)
-        before = self.merge_engine.merge_and_drop_retracts(self._sorted(old, self.sort_columns), self.key_names)
+        before = merged(old)
         both = pa.concat_tables([old, fresh])
-        after = self.merge_engine.merge_and_drop_retracts(self._sorted(both, self.sort_columns), self.key_names)
+        after = merged(both)
         changes = diff_changelog(before, after, self.key_names, self.value_names, row_deduplicate=self.row_deduplicate)
         # Paimon writes lookup changelog at the compaction's output level; readers of deletion-vector
         # tables (batch scans filter level 0) would not see it at level 0.
