@@ -145,7 +145,18 @@ class Table:
             commit_user=commit_user or str(uuid.uuid4()),
             overwrite_partition=partition,
             compactor_factory=functools.partial(self._bucket_compactor, base=base, overwrite=partition is not None),
+            live_keys=self._live_keys,
         )
+
+    def _live_keys(self, snapshot: Snapshot) -> Iterator[tuple[tuple[Any, ...], int, pa.Table]]:
+        """The primary keys of ``snapshot``'s live rows per (partition, bucket), every level read
+        (the bootstrap of a cross-partition upsert write, as Paimon's IndexBootstrap)."""
+        planner = ScanPlanner(self.schema, self._manifests)
+        planner.skip_level0 = False
+        reader = self.split_reader(self.schema)
+        keys = list(self.schema.primary_keys)
+        for split in planner.plan(snapshot):
+            yield split.partition_values, split.bucket, reader.read(split, keys, None)
 
     def _bucket_compactor(
         self,

@@ -32,7 +32,7 @@ before placing the batch's new keys (Paimon interleaves both in arrival order).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -41,10 +41,14 @@ import pyarrow as pa
 from lakestore.format.arrow_ops import from_numpy, indices, key_codes, positions_in
 from lakestore.format.kv import DELETE
 from lakestore.meta.schema import TableSchema
-from lakestore.read.scan import Split
+from lakestore.meta.snapshot import Snapshot
 from lakestore.write.input import partition_groups
 
 KIND_COLUMN = "__kind"
+
+
+# snapshot -> (partition values, bucket, the primary keys of its live rows) per (partition, bucket)
+LiveKeys = Callable[[Snapshot], Iterable[tuple[tuple[Any, ...], int, pa.Table]]]
 
 
 def is_cross_partition(schema: TableSchema) -> bool:
@@ -127,17 +131,17 @@ class CrossPartitionIndex:
             self._part_values.append(values)
         return found
 
-    def bootstrap(self, splits: Sequence[Split], read_keys: Callable[[Split], pa.Table]) -> None:
-        """Paimon's ``IndexBootstrap``: the primary keys of the live rows of every split, with
-        the split's partition and bucket (``read_keys`` reads a split's merged rows' keys)."""
+    def bootstrap(self, live_keys: Iterable[tuple[tuple[Any, ...], int, pa.Table]]) -> None:
+        """Paimon's ``IndexBootstrap``: the primary keys of the live rows, per (partition values,
+        bucket)."""
         tables, parts, buckets = [], [], []
-        for split in splits:
-            keys = read_keys(split).select(self.keys).cast(self._key_schema)
+        for partition_values, bucket, rows in live_keys:
+            keys = rows.select(self.keys).cast(self._key_schema)
             if not keys.num_rows:
                 continue
             tables.append(keys)
-            parts.append(np.full(keys.num_rows, self._part_id(split.partition_values), dtype=np.int64))
-            buckets.append(np.full(keys.num_rows, split.bucket, dtype=np.int32))
+            parts.append(np.full(keys.num_rows, self._part_id(partition_values), dtype=np.int64))
+            buckets.append(np.full(keys.num_rows, bucket, dtype=np.int32))
         if not tables:
             return
         self._index_keys = pa.concat_tables(tables)

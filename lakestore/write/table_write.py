@@ -21,12 +21,10 @@ from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import IndexManifestEntry, read_index_manifest
 from lakestore.meta.manifest import DataFileMeta, ManifestStore
-from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.scan import ScanPlanner
-from lakestore.read.split_read import SplitReader
 from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Compactor, MergeTreeBucketWriter
-from lakestore.write.cross_partition import CrossPartitionIndex, is_cross_partition
+from lakestore.write.cross_partition import CrossPartitionIndex, LiveKeys, is_cross_partition
 from lakestore.write.dynamic_bucket import HashBucketAssigner, HashIndexMaintainer, IndexFileNames, key_hashes
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import (
@@ -62,7 +60,10 @@ class TableWrite:
         commit_user: str,
         overwrite_partition: dict[str, Any] | None = None,
         compactor_factory: CompactorFactory | None = None,
+        live_keys: LiveKeys | None = None,
     ) -> None:
+        """``live_keys``: for cross-partition upsert tables, the primary keys of the base
+        snapshot's live rows per (partition, bucket) (the table reads them; Paimon's IndexBootstrap)."""
         schema.require_supported("write", table=table_path)
         self.file_io = file_io
         self.table_path = table_path
@@ -87,7 +88,9 @@ class TableWrite:
                     f"{table_path}: overwriting a cross-partition upsert table (bucket=-1, primary key without partition keys)"
                     " is not implemented"
                 )
-            self._cross = _bootstrap_cross_partition(file_io, table_path, schema, manifests, base_snapshot)
+            self._cross = CrossPartitionIndex(schema)
+            if base_snapshot is not None and live_keys is not None:
+                self._cross.bootstrap(live_keys(base_snapshot))
         elif self.primary_key and self.options.bucket == -1:
             index_manifest = base_snapshot.index_manifest if base_snapshot is not None else None
             index = read_index_manifest(file_io, table_path, index_manifest) if index_manifest else []
@@ -264,23 +267,6 @@ class TableWrite:
         if exc_type is not None and not self._closed:
             self.abort()
         self.close()
-
-
-def _bootstrap_cross_partition(
-    file_io: FileIO, table_path: str, schema: TableSchema, manifests: ManifestStore, snapshot: Snapshot | None
-) -> CrossPartitionIndex:
-    """The key index of a cross-partition upsert table from the live rows of ``snapshot``: every
-    level is read (as Paimon's IndexBootstrap does, level 0 of first-row tables included)."""
-    index = CrossPartitionIndex(schema)
-    if snapshot is None:
-        return index
-    planner = ScanPlanner(schema, manifests)
-    planner.skip_level0 = False
-    # (the main branch's schema files: a branch's own later schemas are not looked up here)
-    reader = SplitReader(file_io, table_path, schema, SchemaManager(file_io, table_path))
-    keys = list(schema.primary_keys)
-    index.bootstrap(planner.plan(snapshot), lambda split: reader.read(split, keys, None))
-    return index
 
 
 def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:
