@@ -193,7 +193,9 @@ def test_inconsistent_options(tmp_path, options, kwargs):
     [
         ({"primary_keys": ["nope"]}, SchemaMismatchError),
         ({"partition_keys": ["nope"]}, SchemaMismatchError),
-        ({"partition_keys": ["dt"], "primary_keys": ["id"]}, SchemaMismatchError),  # pk must contain partition keys
+        # with fixed buckets the primary key must contain the partition keys (bucket = -1 is
+        # Paimon's cross-partition upsert)
+        ({"partition_keys": ["dt"], "primary_keys": ["id"], "options": {"bucket": "2"}}, SchemaMismatchError),
         ({"partition_keys": ["v"]}, SchemaMismatchError),  # DOUBLE partition
     ],
 )

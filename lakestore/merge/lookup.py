@@ -25,8 +25,7 @@ def uses_lookup_merge(options: CoreOptions) -> bool:
     """Whether Paimon merges the table's records through ``LookupMergeFunction``."""
     if options.merge_engine == "first-row":
         return False
-    force = str(options.raw().get("force-lookup", "false")).strip().lower() == "true"
-    return options.changelog_producer == "lookup" or options.deletion_vectors or force
+    return options.changelog_producer == "lookup" or options.deletion_vectors or bool(options.get("force-lookup"))
 
 
 def with_level(rows: pa.Table, level: int) -> pa.Table:

@@ -173,7 +173,6 @@ _ignore(
     "compaction policy (when and which files Paimon's writers compact, how big a sorted run may"
     " get); lakestore compacts by its own triggers and leaves an LSM tree Paimon reads and continues",
     "compaction.optimization-interval",
-    "force-lookup",
     "lookup-compact",
     "lookup-compact.max-interval",
     "compaction.force-up-level-0",

@@ -245,6 +245,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("metadata.stats-dense-store", "true", _bool),
         OptionSpec("metadata.stats-keep-first-n-columns", "-1", _keep_first_n),
         OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
+        OptionSpec("force-lookup", "false", _bool),  # the lookup merge of reads and compaction (lakestore/merge/lookup.py)
         OptionSpec("deletion-vectors.bitmap64", "false", _bool),  # 64-bit vectors (Paimon 1.2+): lakestore/format/deletion_vector.py
         # row tracking and data evolution (Paimon 1.3+): lakestore/write/row_tracking.py, lakestore/read/data_evolution.py
         OptionSpec("row-tracking.enabled", "false", _bool),
