@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.arrow_ops import as_numpy
+from lakestore.format.arrow_ops import as_numpy, from_numpy
 from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.merge.engine import Groups
 from lakestore.meta.options import CoreOptions
@@ -29,7 +29,7 @@ def uses_lookup_merge(options: CoreOptions) -> bool:
 
 
 def with_level(rows: pa.Table, level: int) -> pa.Table:
-    return rows.append_column(LEVEL, pa.array(np.full(rows.num_rows, level, dtype=np.int32)))
+    return rows.append_column(LEVEL, from_numpy(np.full(rows.num_rows, level, dtype=np.int32)))
 
 
 def lookup_versions(rows: pa.Table, key_columns: list[str]) -> pa.Table:

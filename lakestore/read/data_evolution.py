@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.arrow_ops import from_numpy
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
 
@@ -46,9 +47,10 @@ def tracking_columns(f: DataFileMeta, names: Sequence[str], read_physical: Physi
         if name == ROW_ID:
             if f.first_row_id is None and physical is None:
                 raise CorruptMetadataError(source or f.file_name, f"data file {f.file_name} of a row-tracking table has no _FIRST_ROW_ID")
-            computed = None if f.first_row_id is None else pa.array(np.arange(f.first_row_id, f.first_row_id + f.row_count, dtype=np.int64))
+            first = f.first_row_id
+            computed = None if first is None else from_numpy(np.arange(first, first + f.row_count, dtype=np.int64))
         else:
-            computed = pa.array(np.full(f.row_count, f.max_sequence_number, dtype=np.int64))
+            computed = from_numpy(np.full(f.row_count, f.max_sequence_number, dtype=np.int64))
         if physical is not None and name in physical.column_names:
             column = physical.column(name).combine_chunks().cast(pa.int64())
             if computed is not None and column.null_count:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.arrow_ops import from_numpy, indices, key_codes, positions_in
+from lakestore.format.arrow_ops import from_numpy, from_pylist, indices, key_codes, positions_in
 from lakestore.format.kv import DELETE
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
@@ -152,7 +152,7 @@ class CrossPartitionIndex:
     def _partition_table(self, part_ids: np.ndarray) -> pa.Table:
         columns = list(zip(*self._part_values, strict=True)) if self._part_values else [() for _ in self.partition_keys]
         table = pa.table(
-            [pa.array(list(values), type=f.type) for values, f in zip(columns, self._partition_schema, strict=True)],
+            [from_pylist(list(values), f.type) for values, f in zip(columns, self._partition_schema, strict=True)],
             schema=self._partition_schema,
         )
         return table.take(indices(part_ids))

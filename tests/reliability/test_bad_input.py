@@ -134,7 +134,8 @@ def test_bad_schema_creates_nothing(tmp_path):
     cases = [
         dict(schema=SCHEMA, primary_keys=["nope"]),
         dict(schema=SCHEMA, partition_keys=["nope"]),
-        dict(schema=SCHEMA, partition_keys=["dt"], primary_keys=["id"]),  # pk must include partition keys
+        # with fixed buckets the pk must include the partition keys (bucket = -1: cross-partition upsert)
+        dict(schema=SCHEMA, partition_keys=["dt"], primary_keys=["id"], options={"bucket": "2"}),
         dict(schema=pa.schema([("id", pa.int64()), ("id", pa.string())])),
     ]
     for kwargs in cases:
