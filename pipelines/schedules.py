@@ -7,8 +7,8 @@ import datetime as dt
 
 import dagster as dg
 
+from assets.common.partitions import FIRST_DAY, LAST_DAY
 from pipelines.jobs import daily_ingestion_job, maintenance_job
-from pipelines.partitions import FIRST_DAY, LAST_DAY
 
 
 def previous_day(context: dg.ScheduleEvaluationContext) -> str:

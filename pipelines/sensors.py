@@ -11,10 +11,10 @@ import json
 import dagster as dg
 
 from assets.common.lsm import partitions_needing_compaction
+from assets.common.partitions import FIRST_DAY, LAST_DAY
 from assets.common.tables import MAIN_TABLES
 from assets.lifecycle.keys import compacted_key
 from pipelines.jobs import compaction_job
-from pipelines.partitions import FIRST_DAY, LAST_DAY
 from resources import LakestoreResource
 
 

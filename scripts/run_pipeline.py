@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import dagster as dg  # noqa: PLC0415 - after DAGSTER_HOME is set
 
+    from assets.common.partitions import LAST_DAY  # noqa: PLC0415
     from pipelines.definitions import build_definitions  # noqa: PLC0415
-    from pipelines.partitions import LAST_DAY  # noqa: PLC0415
     from resources import LakestoreResource, LandingResource, spark_resource  # noqa: PLC0415
     from resources.spark import stop_session  # noqa: PLC0415
 

@@ -83,3 +83,23 @@ def test_the_engine_has_no_dagster_and_no_function_level_imports(path: Path):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
                 assert all(n.split(".")[0] in OPTIONAL for n in names), f"{path.name}:{node.lineno} imports {names} inside {function.name}"
+
+
+PROJECT = PACKAGE.parent
+# The Dagster project's own layering: resources know only the engine, assets build on resources,
+# pipelines (jobs, schedules, sensors, definitions) only wire assets together.
+PROJECT_LAYERS = {"resources": 0, "assets": 1, "pipelines": 2}
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for package in PROJECT_LAYERS for p in (PROJECT / package).rglob("*.py")),
+    ids=lambda p: str(p.relative_to(PROJECT)),
+)
+def test_the_dagster_project_imports_point_down(path: Path):
+    unit = path.relative_to(PROJECT).parts[0]
+    for node, module, _ in _imports(ast.parse(path.read_text())):
+        target = module.split(".")[0]
+        if target in PROJECT_LAYERS and target != unit:
+            where = f"{path.name}:{node.lineno} imports {module}"
+            assert PROJECT_LAYERS[target] < PROJECT_LAYERS[unit], f"{where}: {unit} may not depend on {target}"

@@ -4,9 +4,9 @@ import dagster as dg
 import pyarrow.compute as pc
 
 from assets.common.metadata import Stopwatch
+from assets.common.partitions import daily_partitions, single_run
 from assets.landing.tpch import LANDED_TABLES, land_day, landing_dir, load_tpch
 from assets.lifecycle.keys import landing_key
-from pipelines.partitions import daily_partitions, single_run
 from resources import LandingResource
 
 

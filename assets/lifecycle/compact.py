@@ -8,9 +8,9 @@ from dagster_pyspark import LazyPySparkResource
 import lakestore as ls
 from assets.common.lsm import partitions_needing_compaction, table_shape
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
+from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import compacted_key, ingested_key
-from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource
 
 PRESERVES_ROWS = "compaction_preserves_rows"

@@ -4,9 +4,9 @@ import dagster as dg
 
 import lakestore as ls
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
+from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import expired_key, tagged_key
-from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource
 
 RETENTION = "retention_respected"

@@ -15,10 +15,10 @@ import lakestore
 from assets.common.days import day_number
 from assets.common.lsm import stop_trigger, table_shape
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
+from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.landing.tpch import landing_dir, load_tpch
 from assets.lifecycle.keys import ingest_user, ingested_key, landing_key
-from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource, LandingResource
 
 RECONCILE = "rows_reconcile_with_landing"

@@ -5,9 +5,9 @@ import dagster as dg
 
 from assets.common.days import day_number
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
+from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import compacted_key, ingest_user, tagged_key
-from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource
 
 

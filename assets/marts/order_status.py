@@ -11,11 +11,11 @@ import pyarrow.compute as pc
 
 import lakestore as ls
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
+from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import LINEITEM, ORDER_STATUS, ORDER_STATUS_SCHEMA, ORDERS, ensure_table
 from assets.lifecycle.keys import ingested_key
 from assets.marts.changes import ChangeFeed, read_at, require_changelog
 from lakestore.read.changes import ROW_KIND_COLUMN
-from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource
 
 KEY = dg.AssetKey(["marts", "order_status"])

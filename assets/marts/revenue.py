@@ -10,10 +10,10 @@ import pyarrow.compute as pc
 
 import lakestore as ls
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
+from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import CUSTOMER, DAILY_NATION_REVENUE, NATION, ORDERS, ensure_table
 from assets.lifecycle.keys import ingested_key
 from assets.marts.changes import ChangeFeed, adds, read_at, require_changelog
-from pipelines.partitions import daily_partitions, single_run
 from resources import LakestoreResource
 
 KEY = dg.AssetKey(["marts", "daily_nation_revenue"])

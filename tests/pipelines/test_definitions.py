@@ -6,7 +6,7 @@ import dagster as dg
 import pytest
 
 from pipelines.definitions import all_assets, defs
-from pipelines.partitions import daily_partitions
+from assets.common.partitions import daily_partitions
 
 pytestmark = pytest.mark.dagster
 

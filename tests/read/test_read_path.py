@@ -10,8 +10,8 @@ import pytest
 
 import lakestore
 from lakestore import col
-from lakestore.io.faulty import FaultyFileIO
 from lakestore.io.fileio import LocalFileIO
+from tests.faulty_io import FaultyFileIO
 
 SCHEMA = pa.schema([("p", pa.string()), ("id", pa.int64()), ("name", pa.string()), ("v", pa.float64()), ("op", pa.string())])
 

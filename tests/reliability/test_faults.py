@@ -15,7 +15,7 @@ import pytest
 
 import lakestore
 from lakestore.errors import LakestoreError
-from lakestore.io.faulty import FaultyFileIO
+from tests.faulty_io import FaultyFileIO
 
 from .conftest import FAST_RETRY, SCHEMA
 from .util import all_files, assert_consistent, make_catalog, open_fds, sorted_rows
