@@ -9,6 +9,7 @@ os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
 from lakestore.catalog import Catalog  # noqa: E402 - after the allocator setting
 from lakestore.commit.commit import TableCommit
 from lakestore.errors import (
+    BranchError,
     CatalogError,
     CommitConflictError,
     CommitError,
@@ -16,31 +17,52 @@ from lakestore.errors import (
     CorruptMetadataError,
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
+    DataFileMissingError,
     InvalidIdentifierError,
+    InvalidTagNameError,
     LakestoreError,
+    LockAcquireTimeoutError,
     MergeEngineError,
     NullKeyError,
     OptionError,
     PartitionValueError,
+    SchemaChangeError,
     SchemaMismatchError,
     SnapshotNotFoundError,
     TableAlreadyExistsError,
     TableNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
+    UnsafePublishError,
     UnsupportedTableError,
     UnsupportedTypeError,
 )
 from lakestore.lifecycle import ExpireResult, OrphanResult, Tag
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_info import FileInfo, IndexFileInfo
+from lakestore.meta.schema_change import (
+    AddColumn,
+    DropColumn,
+    RemoveOption,
+    RenameColumn,
+    SchemaChange,
+    SetOption,
+    UpdateColumnType,
+    UpdateComment,
+)
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lakestore.read.changes import StreamScan
 from lakestore.read.predicate import Predicate, col
+from lakestore.read.scan import Split
 from lakestore.table import Table
 from lakestore.write.table_write import TableWrite
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AddColumn",
     "BATCH_COMMIT_IDENTIFIER",
+    "BranchError",
     "Catalog",
     "CatalogError",
     "CommitConflictError",
@@ -48,29 +70,45 @@ __all__ = [
     "CommitMessage",
     "CommitRetriesExhaustedError",
     "CorruptMetadataError",
+    "DataFileMissingError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
+    "DropColumn",
     "ExpireResult",
     "FileInfo",
     "IndexFileInfo",
     "InvalidIdentifierError",
+    "InvalidTagNameError",
     "LakestoreError",
+    "LockAcquireTimeoutError",
     "MergeEngineError",
     "NullKeyError",
     "OptionError",
     "OrphanResult",
     "PartitionValueError",
     "Predicate",
+    "RemoveOption",
+    "RenameColumn",
+    "SchemaChange",
+    "SchemaChangeError",
     "SchemaMismatchError",
+    "SetOption",
     "Snapshot",
     "SnapshotNotFoundError",
+    "Split",
+    "StreamScan",
     "Table",
-    "Tag",
     "TableAlreadyExistsError",
     "TableCommit",
     "TableNotFoundError",
     "TableWrite",
+    "Tag",
+    "TagAlreadyExistsError",
+    "TagNotFoundError",
+    "UnsafePublishError",
     "UnsupportedTableError",
     "UnsupportedTypeError",
+    "UpdateColumnType",
+    "UpdateComment",
     "col",
 ]

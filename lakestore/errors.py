@@ -6,27 +6,27 @@ class LakestoreError(Exception):
 
 
 class CatalogError(LakestoreError):
-    pass
+    """A catalog operation failed: the database or table is missing, exists already, or is misnamed."""
 
 
 class DatabaseNotFoundError(CatalogError):
-    pass
+    """The named database does not exist in the catalog."""
 
 
 class DatabaseAlreadyExistsError(CatalogError):
-    pass
+    """A database of that name exists already (pass ``exist_ok=True`` to accept it)."""
 
 
 class TableNotFoundError(CatalogError):
-    pass
+    """The named table does not exist in the catalog."""
 
 
 class TableAlreadyExistsError(CatalogError):
-    pass
+    """A table of that name exists already (pass ``exist_ok=True`` to accept it)."""
 
 
 class InvalidIdentifierError(CatalogError):
-    pass
+    """A database or table name is not ``database.table`` of letters, digits, ``_`` and ``-``."""
 
 
 class OptionError(LakestoreError):
@@ -73,11 +73,11 @@ class DataFileMissingError(CorruptMetadataError):
 
 
 class SnapshotNotFoundError(LakestoreError):
-    pass
+    """The requested snapshot, timestamp or watermark has no snapshot (never written, or expired)."""
 
 
 class CommitError(LakestoreError):
-    pass
+    """A commit did not land; nothing it wrote is referenced by any snapshot."""
 
 
 class CommitConflictError(CommitError):
@@ -85,7 +85,7 @@ class CommitConflictError(CommitError):
 
 
 class CommitRetriesExhaustedError(CommitError):
-    pass
+    """Concurrent commits kept winning the race for the next snapshot id until the retry budget ran out."""
 
 
 class MergeEngineError(LakestoreError):
@@ -94,11 +94,16 @@ class MergeEngineError(LakestoreError):
 
 # -- lifecycle (tags, rollback, schema evolution) ------------------------------------------------
 class TagNotFoundError(LakestoreError):
-    pass
+    """The named tag does not exist."""
 
 
 class TagAlreadyExistsError(LakestoreError):
-    pass
+    """A tag of that name exists already (tags are never overwritten)."""
+
+
+class InvalidTagNameError(LakestoreError, ValueError):
+    """A tag name Paimon refuses: blank, all digits (``VERSION AS OF 5`` means a snapshot), or
+    holding ``/`` or starting with ``.``."""
 
 
 class SchemaChangeError(LakestoreError):
@@ -107,3 +112,12 @@ class SchemaChangeError(LakestoreError):
 
 class BranchError(LakestoreError):
     """A branch operation Paimon forbids: the branch exists already, does not exist, or is empty."""
+
+
+# -- publishing and locking ----------------------------------------------------------------------
+class LockAcquireTimeoutError(LakestoreError):
+    """The catalog lock stayed held by another process for longer than ``lock-acquire-timeout``."""
+
+
+class UnsafePublishError(LakestoreError):
+    """Committing on object storage without a safe create-if-absent mechanism."""

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from lakestore.errors import LakestoreError, OptionError
+from lakestore.errors import LockAcquireTimeoutError, OptionError
 from lakestore.units import parse_duration_ms
 
 T = TypeVar("T")
@@ -50,10 +50,6 @@ JDBC_USER = "jdbc.user"
 JDBC_PASSWORD = "jdbc.password"
 # lakestore extension: how old a lock row must be before another process may take it over.
 LOCK_EXPIRE_TIME = "lock.expire-time"
-
-
-class LockAcquireTimeoutError(LakestoreError):
-    """The catalog lock stayed held by another process for longer than ``lock-acquire-timeout``."""
 
 
 def duration_option(key: str, text: str) -> int:

@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from lakestore.errors import LakestoreError, OptionError
+from lakestore.errors import OptionError, UnsafePublishError
 from lakestore.io.fileio import FileIO, FileStatus
 from lakestore.io.lock import CatalogLock, JdbcCatalogLock, duration_option, lock_enabled, parse_bool, run_publish_locked
 
@@ -56,10 +56,6 @@ try:
     _HAVE_BOTO = True
 except ImportError:  # pragma: no cover - depends on the installation
     _HAVE_BOTO = False
-
-
-class UnsafePublishError(LakestoreError):
-    """Committing on object storage without a safe create-if-absent mechanism."""
 
 
 def is_s3_uri(path: str) -> bool:

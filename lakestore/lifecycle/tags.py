@@ -19,7 +19,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakestore.errors import CorruptMetadataError, OptionError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
+from lakestore.errors import (
+    CorruptMetadataError,
+    InvalidTagNameError,
+    OptionError,
+    SnapshotNotFoundError,
+    TagAlreadyExistsError,
+    TagNotFoundError,
+)
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
@@ -77,12 +84,12 @@ def tag_to_json(snapshot: Snapshot, create_time: dt.datetime, time_retained_ms: 
 
 def validate_tag_name(name: str) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise ValueError("a tag name must not be blank")
+        raise InvalidTagNameError("a tag name must not be blank")
     if _NUMERIC.match(name):
         # Paimon refuses these: ``VERSION AS OF 5`` must mean a snapshot id, not a tag.
-        raise ValueError(f"tag name {name!r} must not be a number")
+        raise InvalidTagNameError(f"tag name {name!r} must not be a number")
     if "/" in name or name.startswith("."):
-        raise ValueError(f"tag name {name!r} must not contain '/' or start with '.'")
+        raise InvalidTagNameError(f"tag name {name!r} must not contain '/' or start with '.'")
     return name
 
 
@@ -150,7 +157,7 @@ class TagManager:
         if not automatic:
             validate_tag_name(name)
         elif not name.strip():
-            raise ValueError("a tag name must not be blank")
+            raise InvalidTagNameError("a tag name must not be blank")
         create_time = dt.datetime.now()
         if not self.file_io.try_publish(self.path(name), tag_to_json(snapshot, create_time, time_retained_ms).encode()):
             raise TagAlreadyExistsError(f"tag {name!r} already exists")

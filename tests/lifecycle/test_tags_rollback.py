@@ -7,7 +7,7 @@ import time
 import pytest
 
 import lakestore
-from lakestore.errors import SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
+from lakestore.errors import InvalidTagNameError, SnapshotNotFoundError, TagAlreadyExistsError, TagNotFoundError
 from lakestore.lifecycle import auto_create_tags, expire_snapshots
 from tests.lifecycle.conftest import SCHEMA, batch, rows
 
@@ -30,8 +30,11 @@ def test_tag_file_format_and_management(catalog):
     assert isinstance(doc["tagCreateTime"], list) and len(doc["tagCreateTime"]) >= 5
     with pytest.raises(TagAlreadyExistsError):
         t.create_tag("v1")
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidTagNameError, match="must not be a number"):
         t.create_tag("123")
+    with pytest.raises(InvalidTagNameError, match="'/'"):
+        t.create_tag("a/b")
+    assert [x.name for x in t.tags()] == ["v1"]
     with pytest.raises(SnapshotNotFoundError):
         t.create_tag("nope", 42)
     t.rename_tag("v1", "release")
