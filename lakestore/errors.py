@@ -121,3 +121,24 @@ class LockAcquireTimeoutError(LakestoreError):
 
 class UnsafePublishError(LakestoreError):
     """Committing on object storage without a safe create-if-absent mechanism."""
+
+
+# -- catalog databases (Paimon's JDBC catalog and its lock) --------------------------------------
+class CatalogDatabaseError(LakestoreError):
+    """The SQL database behind a JDBC catalog or the catalog lock cannot be used; the message says
+    what to change."""
+
+
+class InvalidCatalogUriError(CatalogDatabaseError, OptionError):
+    """The ``uri`` option is missing or not a JDBC URI lakestore can open
+    (``jdbc:sqlite:<file>``, ``jdbc:postgresql://host:port/db``)."""
+
+
+class MissingDriverError(CatalogDatabaseError, OptionError):
+    """The database driver ``uri`` needs is not installed (psycopg for PostgreSQL:
+    ``pip install 'lakestore[postgres]'``)."""
+
+
+class CatalogUnreachableError(CatalogDatabaseError):
+    """The catalog database refused the connection or could not be reached (server down, wrong
+    host or port, bad credentials, unwritable SQLite file)."""

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from lakestore.errors import LockAcquireTimeoutError, OptionError
+from lakestore.io import jdbc
 from lakestore.units import parse_duration_ms
 
 T = TypeVar("T")
@@ -166,6 +167,7 @@ class JdbcCatalogLock:
         self._pid = -1
         self._guard = threading.Lock()  # one connection per process: serialise its users
         self._held: dict[str, Any] = {}  # lock id -> acquired_at of the row this process inserted
+        self._local = threading.local()  # lock ids the current thread holds (reentrancy)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> JdbcCatalogLock:
@@ -187,11 +189,25 @@ class JdbcCatalogLock:
 
     @contextmanager
     def hold(self, lock_id: str) -> Iterator[None]:
+        """Hold ``lock_id``; reentrant within a thread (a catalog operation that holds a table's
+        lock publishes the table's schema, which takes the same lock)."""
+        held = self._thread_held()
+        if lock_id in held:
+            yield
+            return
         self.acquire(lock_id)
+        held.add(lock_id)
         try:
             yield
         finally:
+            held.discard(lock_id)
             self.release(lock_id)
+
+    def _thread_held(self) -> set[str]:
+        held: set[str] | None = getattr(self._local, "held", None)
+        if held is None:
+            held = self._local.held = set()
+        return held
 
     def acquire(self, lock_id: str) -> None:
         opts = self.options
@@ -289,51 +305,20 @@ class _Dialect:
             cur.close()
 
 
-def _sqlite_path(uri: str) -> str:
-    for prefix in ("jdbc:sqlite:", "sqlite:///", "sqlite:"):
-        if uri.startswith(prefix):
-            return uri[len(prefix) :]
-    raise OptionError(f"not a SQLite lock uri: {uri!r}")
-
-
 def _sqlite_connect(options: LockOptions) -> Any:
-    path = _sqlite_path(options.uri)
-    if path and path != ":memory:":
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    # autocommit: each INSERT/DELETE is its own transaction; writers wait on the file lock
-    return sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+    return jdbc.connect(options.uri)
 
 
 def _sqlite_integrity_error() -> type[BaseException]:
     return sqlite3.IntegrityError
 
 
-def _postgres_conninfo(options: LockOptions) -> str:
-    uri = options.uri
-    if uri.startswith("jdbc:"):
-        uri = uri[len("jdbc:") :]
-    if not uri.startswith(("postgresql://", "postgres://")):
-        raise OptionError(f"not a PostgreSQL lock uri: {options.uri!r}")
-    return uri
-
-
 def _postgres_connect(options: LockOptions) -> Any:
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise OptionError("a PostgreSQL catalog lock needs psycopg: pip install 'lakestore[postgres]'") from exc
-    kwargs: dict[str, Any] = {"autocommit": True, "connect_timeout": 30}
-    if options.user is not None:
-        kwargs["user"] = options.user
-    if options.password is not None:
-        kwargs["password"] = options.password
-    return psycopg.connect(_postgres_conninfo(options), **kwargs)
+    return jdbc.connect(options.uri, user=options.user, password=options.password)
 
 
 def _postgres_integrity_error() -> type[BaseException]:
-    import psycopg
-
-    return psycopg.errors.IntegrityError
+    return jdbc.POSTGRES.integrity_error()
 
 
 _SQLITE = _Dialect(
@@ -359,9 +344,4 @@ _POSTGRES = _Dialect(
 
 
 def _dialect_for(uri: str) -> _Dialect:
-    bare = uri[len("jdbc:") :] if uri.startswith("jdbc:") else uri
-    if bare.startswith("sqlite:"):
-        return _SQLITE
-    if bare.startswith(("postgresql:", "postgres:")):
-        return _POSTGRES
-    raise OptionError(f"catalog lock uri {uri!r}: expected 'jdbc:sqlite:<file>' or 'jdbc:postgresql://host:port/db'")
+    return _POSTGRES if jdbc.dialect_for(uri) is jdbc.POSTGRES else _SQLITE
