@@ -13,7 +13,9 @@ import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
+from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
+from lakestore.iceberg import IcebergSources, iceberg_enabled, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -43,6 +45,7 @@ from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
 from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
+from lakestore.write.postpone import PostponeTableWrite, is_postpone
 from lakestore.write.table_write import InputData, TableWrite
 from lakestore.write.update_columns import write_column_updates
 
@@ -136,7 +139,8 @@ class Table:
         """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user."""
         partition = self._overwrite_partition(overwrite)
         base = self.latest_snapshot()
-        return TableWrite(
+        writer = PostponeTableWrite if is_postpone(self.schema) else TableWrite
+        return writer(
             self.file_io,
             self.path,
             self.schema,
@@ -238,6 +242,49 @@ class Table:
                     write.close()  # a publish may have landed: its files must stay
                 raise
         return snapshots[-1] if snapshots else None
+
+    # -- row-level changes (lakestore/dml) ----------------------------------------------------
+    def delete(self, filter: Predicate | None = None, *, commit_user: str | None = None) -> Snapshot | None:  # noqa: A002
+        """Delete the rows ``filter`` selects (None: every row) in one commit, as Paimon's batch
+        ``DELETE``: -D rows on primary-key tables, deletion vectors on append tables with
+        ``deletion-vectors.enabled``; a filter on partition columns only drops those partitions.
+        Returns the new snapshot (None: no row matched).
+
+        Raises:
+            SchemaMismatchError: the filter names a column the table lacks.
+            UnsupportedTableError: the table cannot delete rows (its merge engine, an append table
+                without deletion vectors, options lakestore cannot write).
+        """
+        return delete_rows(self, filter, commit_user=commit_user)
+
+    def update(
+        self,
+        *,
+        set: Mapping[str, Any],  # noqa: A002
+        filter: Predicate | None = None,  # noqa: A002
+        commit_user: str | None = None,
+    ) -> Snapshot | None:
+        """Set columns to literal values in the rows ``filter`` selects (None: every row), in one
+        commit, as Paimon's batch ``UPDATE`` (+U rows; primary-key tables with merge-engine
+        deduplicate or partial-update). Returns the new snapshot (None: no row matched).
+
+        Raises:
+            SchemaMismatchError: an unknown column, a primary-key column, a value of the wrong type,
+                or a filter on a column the table lacks (``NullKeyError``: None for a NOT NULL column).
+            UnsupportedTableError: an append table, another merge engine, ``rowkind.field``.
+        """
+        return update_rows(self, set, filter, commit_user=commit_user)
+
+    def upsert(self, data: InputData, *, commit_user: str | None = None) -> Snapshot | None:
+        """Insert or replace rows by primary key in one commit. On merge-engine partial-update
+        tables ``data`` may carry some columns (the primary key among them): the others stay as
+        they are. Returns the new snapshot (None: no rows).
+
+        Raises:
+            UnsupportedTableError: the table has no primary key.
+            SchemaMismatchError: columns missing (other engines), unknown or of the wrong type.
+        """
+        return upsert_rows(self, data, commit_user=commit_user)
 
     def update_columns(self, data: pa.Table, *, commit_user: str | None = None) -> Snapshot | None:
         """Data-evolution tables: new values for some columns of the rows ``data`` names by
@@ -680,8 +727,20 @@ class Table:
     # -- lifecycle ----------------------------------------------------------------------------
     # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
     def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
-        """Automatic tags and expiration, run by every commit of this table that landed snapshots
-        (``TableCommit`` logs, never raises, a failure here)."""
+        """Iceberg-compatible metadata, automatic tags and expiration, run by every commit of this
+        table that landed snapshots (``TableCommit`` logs, never raises, a failure here)."""
+        if self.branch == MAIN_BRANCH and iceberg_enabled(self.schema.options):
+            sources = IcebergSources(
+                self.file_io,
+                self.path,
+                self.schema_manager.latest() or self.schema,
+                self.schema_manager.get,
+                self._manifests,
+                self.snapshot_manager.get,
+                lambda: [(tag.name, tag.snapshot_id) for tag in sorted(self.tags(), key=lambda t: (t.snapshot_id, t.name))],
+            )
+            for snapshot in snapshots:
+                write_iceberg_metadata(sources, snapshot)
         after_commit(self)
 
     def expire_snapshots(

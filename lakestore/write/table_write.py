@@ -104,15 +104,23 @@ class TableWrite:
         return index
 
     # -- writing ------------------------------------------------------------------------------
-    def write_arrow(self, data: InputData) -> TableWrite:
+    def write_arrow(self, data: InputData, *, row_kind: int | None = None) -> TableWrite:
+        """Buffer ``data``. ``row_kind`` (primary-key tables; ``lakestore.format.kv``'s codes):
+        every row carries that kind (as Paimon's batch DELETE writes -D rows and UPDATE +U rows)
+        instead of +I or the ``rowkind.field`` value."""
+        if row_kind is not None and not self.primary_key:
+            raise ValueError("row_kind applies to primary-key tables only")
         for batch in _batches(data):
             if batch.num_rows:
-                self._write_table(pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch)
+                self._write_table(pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch, row_kind)
         return self
 
-    def _write_table(self, data: pa.Table) -> None:
+    def _write_table(self, data: pa.Table, row_kind: int | None = None) -> None:
         rows = conform(data, self.schema)
-        kinds = row_kinds(rows, self.schema) if self.primary_key else None
+        if row_kind is not None:
+            kinds: pa.Array | None = from_numpy(np.full(rows.num_rows, row_kind, dtype=np.int8))
+        else:
+            kinds = row_kinds(rows, self.schema) if self.primary_key else None
         if kinds is not None:
             rows, kinds = filter_row_kinds(rows, kinds, self.schema)
             rows = rows.append_column("__kind", kinds)

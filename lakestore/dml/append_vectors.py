@@ -1,0 +1,198 @@
+"""DELETE on append tables with ``deletion-vectors.enabled``, as paimon-spark writes it
+(``DeleteFromPaimonTableCommand`` -> ``PaimonSparkWriter.persistDeletionVectors``): the positions
+of the selected rows are marked in their data files' deletion vectors; no data file is written.
+
+- Tables without buckets (``bucket=-1``, Paimon's ``AppendDeleteFileMaintainer``, bucket 0): a
+  partition may hold several index files. Each index file holding a vector of a data file that
+  gets new deletions is retired, its other vectors rewritten unchanged into a new index file; the
+  new vectors (merged with the old ones of their files) go into one more new index file.
+- Tables with fixed buckets (``BucketedAppendDeleteFileMaintainer``): the bucket's one index file
+  is rewritten whole (``lakestore.compact.deletion_vectors.DeletionVectorsMaintainer``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Mapping
+
+import numpy as np
+
+from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
+from lakestore.dml.checks import check_vectors_writable
+from lakestore.dml.target import RowChangeTable
+from lakestore.format.arrow_ops import as_numpy, from_numpy
+from lakestore.format.deletion_vector import encode_index_file
+from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.index_manifest import (
+    ADD,
+    DELETION_VECTORS_INDEX,
+    DeletionVectorRange,
+    IndexFileMeta,
+    IndexManifestEntry,
+    read_index_manifest,
+)
+from lakestore.meta.snapshot import Snapshot
+from lakestore.read.deletion_vectors import DeletionFile as Where
+from lakestore.read.deletion_vectors import index_dir, read_vectors, read_vectors_and_kinds
+from lakestore.read.predicate import Predicate, apply_filter
+from lakestore.read.scan import ScanPlanner
+
+_POSITION = "__position"
+BucketKey = tuple[bytes, int]
+
+
+def delete_with_vectors(table: RowChangeTable, predicate: Predicate | None, *, commit_user: str) -> Snapshot | None:
+    """Mark the rows ``predicate`` selects deleted; one commit of index files only (None: no row matched)."""
+    schema = table.schema
+    check_vectors_writable(schema, table=table.path)
+    snapshot = table.latest_snapshot()
+    if snapshot is None:
+        return None
+    deleted, total_buckets = _selected_positions(table, snapshot, predicate)
+    if not deleted:
+        return None
+    bitmap64 = bool(schema.core_options().get("deletion-vectors.bitmap64"))
+    writer = _IndexWriter(table)
+    try:
+        messages = _messages(table, snapshot, writer, deleted, total_buckets, bitmap64=bitmap64)
+    except BaseException:
+        writer.delete_written()
+        raise
+    committer = table.new_commit(commit_user=commit_user)
+    try:
+        snapshots = committer.commit(messages)
+    except BaseException:
+        if not committer.publish_attempted:
+            writer.delete_written()  # it provably did not land
+        raise
+    return snapshots[-1] if snapshots else None
+
+
+def _messages(
+    table: RowChangeTable,
+    snapshot: Snapshot,
+    writer: _IndexWriter,
+    deleted: dict[BucketKey, dict[str, np.ndarray]],
+    total_buckets: dict[BucketKey, int],
+    *,
+    bitmap64: bool,
+) -> list[CommitMessage]:
+    """One message per touched bucket: the index files written and the ones they replace."""
+    entries = _dv_entries(table, snapshot)
+    messages = []
+    for (partition, bucket), positions in sorted(deleted.items()):
+        if table.schema.core_options().bucket == -1:
+            new, retired = _unaware(table, writer, [e for e in entries if e.partition == partition], positions, bitmap64=bitmap64)
+        else:
+            maintainer = DeletionVectorsMaintainer.restore(
+                table.file_io, table.path, snapshot, partition=partition, bucket=bucket, bitmap64=bitmap64
+            )
+            writer.adopt(maintainer)
+            for name, rows in positions.items():
+                maintainer.delete(name, rows)
+            new, retired = maintainer.write_index()
+        messages.append(
+            CommitMessage(partition, bucket, total_buckets[(partition, bucket)], new_index_files=new, deleted_index_files=retired)
+        )
+    return messages
+
+
+def _selected_positions(
+    table: RowChangeTable, snapshot: Snapshot, predicate: Predicate | None
+) -> tuple[dict[BucketKey, dict[str, np.ndarray]], dict[BucketKey, int]]:
+    """(partition, bucket) -> data file -> positions of live rows ``predicate`` selects, and each
+    bucket's total bucket count. Every candidate file is read whole (positions count every row)."""
+    schema = table.schema
+    reader = table.split_reader(schema)
+    columns = sorted(predicate.columns()) if predicate is not None else [schema.field_names[0]]
+    out: dict[BucketKey, dict[str, np.ndarray]] = {}
+    totals: dict[BucketKey, int] = {}
+    for split in ScanPlanner(schema, table.manifests()).plan(snapshot, predicate):
+        old = read_vectors(table.file_io, table.path, dict(split.deletion_files))
+        for f in split.files:
+            rows = reader.read_file(split.partition_values, split.bucket, f, columns, system=False)
+            rows = rows.append_column(_POSITION, from_numpy(np.arange(rows.num_rows, dtype=np.int64)))
+            positions = (
+                as_numpy(apply_filter(rows, predicate).column(_POSITION).combine_chunks()) if predicate else np.arange(rows.num_rows)
+            )
+            if f.file_name in old:
+                positions = np.setdiff1d(positions, old[f.file_name].astype(np.int64), assume_unique=True)
+            if len(positions):
+                out.setdefault((split.partition, split.bucket), {})[f.file_name] = positions.astype(np.int64)
+                totals[(split.partition, split.bucket)] = split.total_buckets
+    return out, totals
+
+
+def _dv_entries(table: RowChangeTable, snapshot: Snapshot) -> list[IndexManifestEntry]:
+    if not snapshot.index_manifest:
+        return []
+    return [
+        e
+        for e in read_index_manifest(table.file_io, table.path, snapshot.index_manifest)
+        if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
+    ]
+
+
+def _unaware(
+    table: RowChangeTable, writer: _IndexWriter, entries: list[IndexManifestEntry], deleted: Mapping[str, np.ndarray], *, bitmap64: bool
+) -> tuple[tuple[IndexFileMeta, ...], tuple[IndexFileMeta, ...]]:
+    """Paimon's ``AppendDeleteFileMaintainer.persist`` for one partition: touched index files
+    rewritten without the changed vectors, the changed vectors (old positions merged in) in a new file."""
+    new: list[IndexFileMeta] = []
+    retired: list[IndexFileMeta] = []
+    changed: dict[str, np.ndarray] = {}
+    kinds: dict[str, bool] = {}
+    for entry in entries:
+        meta = entry.index_file
+        ranges = {r.data_file: r for r in meta.dv_ranges or ()}
+        if not set(ranges) & set(deleted):
+            continue
+        where = {name: Where(meta.file_name, r.offset, r.length, external_path=meta.external_path) for name, r in ranges.items()}
+        read = read_vectors_and_kinds(table.file_io, table.path, where)
+        unchanged = {name: read[name][0] for name in ranges if name not in deleted}
+        if unchanged:
+            new.append(writer.write(unchanged, bitmap64=bitmap64, kinds={n: read[n][1] for n in unchanged}))
+        retired.append(meta)
+        for name in ranges:
+            if name in deleted:
+                changed[name] = read[name][0]
+    merged = {}
+    for name in sorted(deleted):
+        positions = deleted[name]
+        if name in changed:
+            positions = np.union1d(positions, changed[name].astype(np.int64))
+        merged[name] = positions
+        kinds[name] = bitmap64  # a new vector, merged with the old one: the table's kind (Paimon's merge keeps the new one's)
+    new.append(writer.write(merged, bitmap64=bitmap64, kinds=kinds))
+    return tuple(new), tuple(retired)
+
+
+class _IndexWriter:
+    """Writes deletion-vector index files (``index/index-<uuid>-<n>``) and can take them back."""
+
+    def __init__(self, table: RowChangeTable) -> None:
+        self.table = table
+        self._prefix = f"index-{uuid.uuid4()}"
+        self._counter = itertools.count()
+        self._written: list[str] = []
+        self._maintainers: list[DeletionVectorsMaintainer] = []
+
+    def write(self, vectors: Mapping[str, np.ndarray], *, bitmap64: bool, kinds: Mapping[str, bool]) -> IndexFileMeta:
+        data, ranges = encode_index_file(vectors, bitmap64=bitmap64, kinds=kinds)
+        name = f"{self._prefix}-{next(self._counter)}"
+        path = f"{index_dir(self.table.path)}/{name}"
+        self.table.file_io.write_bytes(path, data)
+        self._written.append(path)
+        dv_ranges = tuple(DeletionVectorRange(r.data_file, r.offset, r.length, r.cardinality) for r in ranges)
+        return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), dv_ranges)
+
+    def adopt(self, maintainer: DeletionVectorsMaintainer) -> None:
+        self._maintainers.append(maintainer)
+
+    def delete_written(self) -> None:
+        for path in self._written:
+            self.table.file_io.delete(path)
+        for maintainer in self._maintainers:
+            maintainer.delete_written()
+        self._written.clear()
