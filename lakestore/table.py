@@ -43,6 +43,7 @@ from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
+from lakestore.system import SystemTables, TableState
 from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.postpone import PostponeTableWrite, is_postpone
@@ -119,6 +120,27 @@ class Table:
     @property
     def primary_keys(self) -> tuple[str, ...]:
         return self.schema.primary_keys
+
+    @property
+    def inspect(self) -> SystemTables:
+        """Paimon's system tables of this table (on its branch): ``table.inspect.snapshots()``,
+        ``.files(snapshot_id=3)``, ``.audit_log()``, ... (``lakestore.system``)."""
+        return SystemTables(
+            TableState(
+                identifier=self.identifier,
+                path=self.path,
+                metadata_path=self.metadata_path,
+                branch=self.branch,
+                file_io=self.file_io,
+                schema=self.schema,
+                schema_manager=self.schema_manager,
+                snapshot_manager=self.snapshot_manager,
+                manifests=self._manifests,
+                resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag),
+                split_reader=self.split_reader,
+                schema_at=self.schema_at,
+            )
+        )
 
     def manifests(self) -> ManifestStore:
         """The table's manifest store; one per Table so parsed manifests (immutable) stay cached

@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"commit"},
     {"iceberg"},
     {"lifecycle", "dml"},
+    {"system"},
     {"table"},
     {"catalog"},
     {"spark", "cli"},

@@ -82,6 +82,9 @@ class SplitReader:
             if name not in self.sequence_fields and any(check(arrow.field(name).type) for check in _CONSTANT_TYPES)
         }
         self.counters = ReadCounters()
+        # Paimon's forceKeepDelete ($audit_log): primary-key reads keep merged retractions and
+        # return each row's ``_VALUE_KIND`` after the requested columns.
+        self.keep_retracts = False
 
     def file_path(self, partition_values: tuple[Any, ...], bucket: int, f: DataFileMeta) -> str:
         if f.external_path:
@@ -142,6 +145,7 @@ class SplitReader:
         """Rows of one piece restricted to ``columns`` and filtered exactly. ``limit``: the caller
         needs at most this many rows (a file may stop reading row groups once it has them)."""
         split = piece.split
+        kinds = self.keep_retracts and self.primary_key
         needed = list(dict.fromkeys(list(columns) + sorted(predicate.columns() if predicate else [])))
         # Partition columns filled from the split's values are not read; a read of those alone
         # still reads one column, which carries the row count.
@@ -152,12 +156,12 @@ class SplitReader:
         elif piece.file is not None:
             # Rows are final: row groups are pruned by the predicate itself, retractions dropped
             # (not when row ids are wanted: they are positions in the file).
-            clean = not self.primary_key or piece.file.delete_row_count == 0
+            clean = (not self.primary_key or piece.file.delete_row_count == 0) and not kinds
             row_limit = limit if clean and predicate is None and not tracking else None
             prune = None if tracking else predicate
             table = self._read_file(split, piece.file, to_read, [] if clean else [VALUE_KIND], prune=prune, row_limit=row_limit)
             table = self._with_tracking(split, piece.file, table, tracking)
-            if not clean:
+            if not clean and not kinds:
                 table = drop_retracts(table)
         elif self.deletion_vectors:
             table = self._read_with_vectors(split, to_read, tracking)
@@ -165,7 +169,7 @@ class SplitReader:
             table = self._merge(split, to_read, predicate)
         table = self._with_constants(table, split, needed)
         table = apply_filter(table, predicate)
-        return table.select(list(columns))
+        return table.select(list(columns) + ([VALUE_KIND] if kinds else []))
 
     def _with_constants(self, table: pa.Table, split: Split, names: Sequence[str]) -> pa.Table:
         missing = [n for n in names if n in self._constants and n not in table.column_names]
@@ -212,14 +216,14 @@ class SplitReader:
         # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
         # Vectors hold row positions: each file must be read whole (no row-group pruning).
         vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
-        clean = not self.primary_key or all(f.delete_row_count == 0 for f in split.files)
+        clean = (not self.primary_key or all(f.delete_row_count == 0 for f in split.files)) and not self.keep_retracts
         system = [] if clean else [VALUE_KIND]
         parts = [
             apply_vector(self._with_tracking(split, f, self._read_file(split, f, columns, system), tracking), vectors.get(f.file_name))
             for f in split.files
         ]
         table = _concat(parts)
-        return table if clean else drop_retracts(table)
+        return table if clean or self.keep_retracts else drop_retracts(table)
 
     def _merge(self, split: Split, columns: Sequence[str], predicate: Predicate | None) -> pa.Table:
         assert self.merge_engine is not None
@@ -246,12 +250,15 @@ class SplitReader:
         if fast:
             # One take of each key's winning row from the unsorted input (string columns are
             # copied once, no sort of the value columns).
-            return drop_retracts(rows.take(indices(self._winners(rows))))
+            winners = rows.take(indices(self._winners(rows)))
+            return winners if self.keep_retracts else drop_retracts(winners)
         order_columns = self.key_names if not self.sequence_fields else self.key_names + self.sequence_fields + [SEQUENCE_NUMBER]
         order = sort_indices(rows, order_columns, descending=self.merge_engine.descending_fields)
         ordered = rows.take(order)
         if lookup:
             ordered = lookup_versions(ordered, self.key_names)
+        if self.keep_retracts:
+            return self.merge_engine.merge(ordered, self.key_names)
         return self.merge_engine.merge_and_drop_retracts(ordered, self.key_names)
 
     def _winners(self, rows: pa.Table) -> np.ndarray:

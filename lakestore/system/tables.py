@@ -1,0 +1,248 @@
+"""Paimon's system tables of one table: the ``inspect`` namespace (``table.inspect.files()``) and
+the read-only ``SystemTable`` a catalog returns for ``"db.t$files"``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pyarrow as pa
+
+from lakestore.errors import InvalidIdentifierError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
+from lakestore.meta.branch import MAIN_BRANCH
+from lakestore.meta.schema import TableSchema
+from lakestore.system import files as _files
+from lakestore.system import metadata as _metadata
+from lakestore.system import rows as _rows
+from lakestore.system.source import TableState, TimeTravel
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SYSTEM_SEPARATOR = "$"
+BRANCH_PREFIX = "branch_"
+
+
+@dataclass(frozen=True)
+class _Kind:
+    read: Callable[[TableState, TimeTravel], pa.Table]
+    schema: Callable[[TableSchema], pa.Schema]
+    travels: bool  # reads a snapshot (takes snapshot_id= / tag=)
+
+
+def _fixed(schema: pa.Schema) -> Callable[[TableSchema], pa.Schema]:
+    return lambda _: schema
+
+
+def _untimed(read: Callable[[TableState], pa.Table]) -> Callable[[TableState, TimeTravel], pa.Table]:
+    return lambda state, _: read(state)
+
+
+# Paimon 2.0.0's system tables lakestore implements, by the name after ``$``.
+SYSTEM_TABLES: dict[str, _Kind] = {
+    "snapshots": _Kind(_untimed(_metadata.snapshots), _fixed(_metadata.SNAPSHOTS), False),
+    "schemas": _Kind(_untimed(_metadata.schemas), _fixed(_metadata.SCHEMAS), False),
+    "options": _Kind(_untimed(_metadata.options), _fixed(_metadata.OPTIONS), False),
+    "tags": _Kind(_untimed(_metadata.tags), _fixed(_metadata.TAGS), False),
+    "branches": _Kind(_untimed(_metadata.branches), _fixed(_metadata.BRANCHES), False),
+    "consumers": _Kind(_untimed(_metadata.consumers), _fixed(_metadata.CONSUMERS), False),
+    "statistics": _Kind(_metadata.statistics, _fixed(_metadata.STATISTICS), True),
+    "files": _Kind(_files.files, _fixed(_files.FILES), True),
+    "manifests": _Kind(_files.manifests, _fixed(_files.MANIFESTS), True),
+    "partitions": _Kind(_files.partitions, _fixed(_files.PARTITIONS), True),
+    "buckets": _Kind(_files.buckets, _fixed(_files.BUCKETS), True),
+    "table_indexes": _Kind(_files.table_indexes, _fixed(_files.TABLE_INDEXES), True),
+    "audit_log": _Kind(_rows.audit_log, _rows.audit_log_schema, True),
+    "binlog": _Kind(_rows.binlog, _rows.binlog_schema, True),
+}
+
+
+def split_system_table(identifier: str) -> tuple[str, str | None]:
+    """``"db.t$files"`` -> (``"db.t"``, ``"files"``); ``"db.t$branch_dev$files"`` ->
+    (``"db.t$branch_dev"``, ``"files"``); a data table's identifier -> (it, None). Paimon's
+    object names: ``table``, ``table$branch_<b>``, ``table$<system>``, ``table$branch_<b>$<system>``.
+
+    Raises ``InvalidIdentifierError`` for other uses of ``$``, ``TableNotFoundError`` for a
+    system table lakestore does not know."""
+    if not isinstance(identifier, str) or SYSTEM_SEPARATOR not in identifier:
+        return identifier, None
+    base, *rest = identifier.split(SYSTEM_SEPARATOR)
+    if len(rest) == 1 and rest[0].startswith(BRANCH_PREFIX):
+        return identifier, None
+    if len(rest) == 2 and not rest[0].startswith(BRANCH_PREFIX) or len(rest) > 2:
+        raise InvalidIdentifierError(
+            f"invalid table identifier {identifier!r}: use 'db.t', 'db.t$branch_<b>', 'db.t$<system>' or 'db.t$branch_<b>$<system>'"
+        )
+    system = rest[-1].lower()
+    if system not in SYSTEM_TABLES:
+        raise TableNotFoundError(
+            f"table {identifier!r} does not exist: unknown system table {rest[-1]!r} (known: {', '.join(SYSTEM_TABLES)})"
+        )
+    return SYSTEM_SEPARATOR.join([base, *rest[:-1]]), system
+
+
+class SystemTables:
+    """``table.inspect``: Paimon's system tables of the table (on its branch) as Arrow tables,
+    with Paimon 2.0.0's column names, order and types. Timestamps are local wall-clock time, as
+    Paimon's TIMESTAMP(3) columns show them. The tables that read a snapshot take ``snapshot_id=``
+    or ``tag=`` (default: the latest). Each raises what reading the table's metadata raises
+    (``CorruptMetadataError``, ``SnapshotNotFoundError``, ``TagNotFoundError``)."""
+
+    def __init__(self, state: TableState) -> None:
+        self._state = state
+
+    def table(self, name: str, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """The system table ``name`` (``"files"``, ...). Raises ``TableNotFoundError`` for an
+        unknown name, ``ValueError`` for time travel on a table that reads no snapshot."""
+        kind = SYSTEM_TABLES.get(name.lower())
+        if kind is None:
+            raise TableNotFoundError(f"unknown system table {name!r} (known: {', '.join(SYSTEM_TABLES)})")
+        if not kind.travels and (snapshot_id is not None or tag is not None):
+            raise ValueError(f"system table {name!r} reads no snapshot: it takes no snapshot_id= or tag=")
+        if snapshot_id is not None and tag is not None:
+            raise ValueError("give snapshot_id= or tag=, not both")
+        return kind.read(self._state, TimeTravel(snapshot_id=snapshot_id, tag=tag))
+
+    def schema(self, name: str) -> pa.Schema:
+        """The columns of system table ``name``."""
+        kind = SYSTEM_TABLES.get(name.lower())
+        if kind is None:
+            raise TableNotFoundError(f"unknown system table {name!r} (known: {', '.join(SYSTEM_TABLES)})")
+        return kind.schema(self._state.schema)
+
+    def snapshots(self) -> pa.Table:
+        """Every retained snapshot: id, schema, commit user/identifier/kind/time, manifest lists, counts."""
+        return self.table("snapshots")
+
+    def schemas(self) -> pa.Table:
+        """Every schema version, its fields, keys and options as JSON."""
+        return self.table("schemas")
+
+    def options(self) -> pa.Table:
+        """The table's options (key, value)."""
+        return self.table("options")
+
+    def tags(self) -> pa.Table:
+        """Every tag: its snapshot, commit time, record count, creation time and retention."""
+        return self.table("tags")
+
+    def branches(self) -> pa.Table:
+        """The branches other than main and when each was created."""
+        return self.table("branches")
+
+    def consumers(self) -> pa.Table:
+        """Every consumer and the next snapshot it will read."""
+        return self.table("consumers")
+
+    def statistics(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """The snapshot's statistics (Paimon's ``ANALYZE``), empty when it has none."""
+        return self.table("statistics", snapshot_id=snapshot_id, tag=tag)
+
+    def files(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """Every data file of the snapshot: partition, bucket, path, level, rows, bytes, keys, statistics."""
+        return self.table("files", snapshot_id=snapshot_id, tag=tag)
+
+    def manifests(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """The snapshot's data manifests."""
+        return self.table("manifests", snapshot_id=snapshot_id, tag=tag)
+
+    def partitions(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """Per partition: rows, bytes, files, last update, buckets."""
+        return self.table("partitions", snapshot_id=snapshot_id, tag=tag)
+
+    def buckets(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """Per partition and bucket: rows, bytes, files, last update."""
+        return self.table("buckets", snapshot_id=snapshot_id, tag=tag)
+
+    def table_indexes(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """The snapshot's index files (key hashes, deletion vectors)."""
+        return self.table("table_indexes", snapshot_id=snapshot_id, tag=tag)
+
+    def audit_log(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """The snapshot's rows with a leading ``rowkind`` column, deleted keys kept as ``-D``."""
+        return self.table("audit_log", snapshot_id=snapshot_id, tag=tag)
+
+    def binlog(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """``audit_log`` with each column packed in an array."""
+        return self.table("binlog", snapshot_id=snapshot_id, tag=tag)
+
+
+# What a SystemTable refuses by name: the data table's writing and maintenance methods.
+_REFUSED = (
+    "write_arrow",
+    "new_write",
+    "new_commit",
+    "compact",
+    "update_columns",
+    "drop_partitions",
+    "expire_snapshots",
+    "expire_partitions",
+    "remove_orphan_files",
+    "create_tag",
+    "delete_tag",
+    "rename_tag",
+    "create_branch",
+    "delete_branch",
+    "fast_forward",
+    "rollback_to",
+    "reset_consumer",
+    "stream",
+)
+
+
+class SystemTable:
+    """A system table (``catalog.get_table("db.t$files")``): read-only; ``to_arrow()`` reads it,
+    ``schema`` gives its columns. Writing and maintenance methods raise ``UnsupportedTableError``."""
+
+    def __init__(self, state: TableState, name: str) -> None:
+        self._state = state
+        self._tables = SystemTables(state)
+        self.name = name
+        branch = "" if state.branch == MAIN_BRANCH else f"{SYSTEM_SEPARATOR}{BRANCH_PREFIX}{state.branch}"
+        self.identifier = f"{state.identifier}{branch}{SYSTEM_SEPARATOR}{name}"
+        self.path = state.path
+        self.branch = state.branch
+        self.file_io = state.file_io
+
+    def __repr__(self) -> str:
+        return f"SystemTable({self.identifier!r})"
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The system table's columns (Paimon 2.0.0's)."""
+        return self._tables.schema(self.name)
+
+    arrow_schema = schema
+    partition_keys: tuple[str, ...] = ()
+    primary_keys: tuple[str, ...] = ()
+
+    @property
+    def time_travel(self) -> bool:
+        """Whether the table reads a snapshot (takes ``snapshot_id=`` / ``tag=``)."""
+        return SYSTEM_TABLES[self.name].travels
+
+    def to_arrow(self, *, columns: Sequence[str] | None = None, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """The rows, optionally only ``columns`` (in that order). Raises ``SchemaMismatchError``
+        naming unknown columns."""
+        data = self._tables.table(self.name, snapshot_id=snapshot_id, tag=tag)
+        if columns is None:
+            return data
+        unknown = [c for c in columns if c not in data.column_names]
+        if unknown:
+            raise SchemaMismatchError(f"unknown columns {unknown} of system table {self.identifier} (columns: {data.column_names})")
+        return data.select(list(columns))
+
+    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        yield from self.to_arrow(**kwargs).to_batches()
+
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
+        return self.to_arrow(**kwargs).to_pandas()
+
+    def _refuse(self, operation: str) -> NoReturn:
+        raise UnsupportedTableError(f"cannot {operation} system table {self.identifier}: system tables are read-only")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _REFUSED:
+            return lambda *args, **kwargs: self._refuse(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
