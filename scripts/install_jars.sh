@@ -29,6 +29,7 @@ fetch org.apache.paimon:paimon-bundle:1.4.2 "$JARS/paimon-1.4.2"
 for coords in \
     org.apache.hadoop:hadoop-client-api:3.4.1 \
     org.apache.hadoop:hadoop-client-runtime:3.4.1 \
+    org.xerial.snappy:snappy-java:1.1.10.7 \
     com.fasterxml.jackson.core:jackson-databind:2.18.2 \
     com.fasterxml.jackson.core:jackson-core:2.18.2 \
     com.fasterxml.jackson.core:jackson-annotations:2.18.2 \

@@ -294,6 +294,7 @@ IGNORED_PREFIXES: dict[str, str] = {
     "commit.callback": "a Java callback",
     "consumer.": "consumer bookkeeping of Paimon's streaming readers",
     "materialized-table.": "metadata of Flink materialized tables",
+    "metadata.iceberg.rest.": "a setting of the Iceberg rest-catalog metadata storage (refused by metadata.iceberg.storage)",
 }
 
 # -- refused: features lakestore does not implement ------------------------------------------------------
@@ -410,7 +411,19 @@ _refuse(
 _refuse("changelog deduplication that ignores fields is not implemented", "changelog-producer.row-deduplicate-ignore-fields")
 _refuse("a maximum number of dynamic buckets is not implemented", "dynamic-bucket.max-buckets", allowed=("-1",))
 _refuse("sequence numbers not continued from the bucket's files are not implemented", "write.sequence-number-init-mode", allowed=("scan",))
-_refuse("Iceberg-compatible metadata is not implemented (lakestore would not update it)", "metadata.iceberg.storage", allowed=("disabled",))
+# metadata.iceberg.storage (table-location, hadoop-catalog) and its options are implemented (lakestore/iceberg);
+# these keys of Paimon's IcebergOptions only configure the hive-catalog and rest-catalog storages, which are refused
+_ignore(
+    "a setting of the Iceberg hive-catalog/rest-catalog metadata storage (metadata.iceberg.storage refuses those)",
+    "metadata.iceberg.uri",
+    "metadata.iceberg.hive-conf-dir",
+    "metadata.iceberg.hadoop-conf-dir",
+    "metadata.iceberg.hive-client-class",
+    "metadata.iceberg.database",
+    "metadata.iceberg.table",
+    "metadata.iceberg.glue.skip-archive",
+    "metadata.iceberg.hive-skip-update-stats",
+)
 _refuse("modifiable deletion vectors (append tables) are not implemented", "deletion-vectors.modifiable", allowed=_FALSE)
 _refuse("deletion vectors merged on read are not implemented", "deletion-vectors.merge-on-read", reads=True, allowed=_FALSE)
 _refuse("strict commit mode is not implemented", "commit.strict-mode.last-safe-snapshot")

@@ -50,6 +50,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise ValueError("must be >= 0")
+    return value
+
+
 def _bool(text: str) -> bool:
     lowered = str(text).strip().lower()
     if lowered not in ("true", "false"):
@@ -305,6 +312,16 @@ _SPECS: dict[str, OptionSpec] = {
         # batch reads over two branches (lakestore/lifecycle/branches.py, Paimon's FallbackReadFileStoreTable)
         OptionSpec("scan.fallback-branch", None, str),
         OptionSpec("scan.primary-branch", None, str),
+        # Iceberg-compatible metadata written after each commit (lakestore/iceberg); Paimon's IcebergOptions
+        OptionSpec("metadata.iceberg.storage", "disabled", _choice("disabled", "table-location", "hadoop-catalog")),
+        OptionSpec("metadata.iceberg.storage-location", None, _choice("table-location", "catalog-location")),
+        OptionSpec("metadata.iceberg.format-version", "2", _choice("2")),  # 3 (Iceberg deletion vectors) is not implemented
+        OptionSpec("metadata.iceberg.compaction.min.file-num", "10", _positive_int),
+        OptionSpec("metadata.iceberg.compaction.max.file-num", "50", _positive_int),
+        OptionSpec("metadata.iceberg.delete-after-commit.enabled", "true", _bool),
+        OptionSpec("metadata.iceberg.previous-versions-max", "0", _non_negative_int),
+        OptionSpec("metadata.iceberg.manifest-compression", "snappy", _choice("snappy", "null", "deflate", "zstd")),
+        OptionSpec("metadata.iceberg.manifest-legacy-version", "false", _choice("false")),
     )
 }
 
@@ -340,7 +357,15 @@ _WRITE_SIDE_KEYS = frozenset(
         "consumer.expiration-time",
     }
 )
-_WRITE_SIDE_PREFIXES = ("metadata.stats-", "snapshot.", "changelog.", "tag.", "partition.expiration-", "partition.timestamp-")
+_WRITE_SIDE_PREFIXES = (
+    "metadata.stats-",
+    "metadata.iceberg.",
+    "snapshot.",
+    "changelog.",
+    "tag.",
+    "partition.expiration-",
+    "partition.timestamp-",
+)
 
 
 def _write_side(key: str) -> bool:
