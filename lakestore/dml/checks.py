@@ -111,6 +111,8 @@ def literal(schema: TableSchema, name: str, value: Any, *, table: str) -> pa.Sca
         scalar = pa.scalar(value, type=field.type.to_arrow())
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError, OverflowError) as exc:
         raise SchemaMismatchError(f"{table}: set[{name!r}] = {value!r} is not a value of {field.type}: {exc}") from exc
+    if isinstance(value, float) and pa.types.is_integer(scalar.type) and scalar.as_py() != value:
+        raise SchemaMismatchError(f"{table}: set[{name!r}] = {value!r} is not a value of {field.type} (it would be truncated)")
     if not scalar.is_valid and not field.type.nullable:
         raise NullKeyError(f"{table}: set[{name!r}] = None, but column {name!r} is NOT NULL")
     return scalar
