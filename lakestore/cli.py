@@ -17,6 +17,9 @@
     lakestore -w /wh create-branch db.orders NAME [--tag T]     then address it as 'db.orders$branch_NAME'
     lakestore -w /wh delete-branch db.orders NAME
     lakestore -w /wh fast-forward db.orders NAME
+    lakestore -w /wh -o metastore=jdbc -o uri=jdbc:postgresql://host/db -o jdbc.user=u tables   Paimon's JDBC catalog
+    lakestore serve --warehouse /wh [--host H --port P --auth-db D]   Paimon REST catalog server
+    lakestore serve-admin --warehouse /wh (add-principal|issue-token|grant|revoke|revoke-token|list) ...
 
 Human-readable tables by default, ``--json`` for machines (one JSON document on stdout).
 Progress goes to stderr. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.
@@ -43,6 +46,7 @@ from lakestore.errors import (
     TableNotFoundError,
     TagNotFoundError,
 )
+from lakestore.rest.command import admin_main, serve_main
 from lakestore.table import Table
 from lakestore.units import parse_duration_ms
 
@@ -79,16 +83,27 @@ def _progress(args: argparse.Namespace, message: str) -> None:
 
 
 # -- commands ----------------------------------------------------------------------------------
+def _catalog(args: argparse.Namespace) -> Catalog:
+    """The warehouse's catalog with the ``-o key=value`` catalog options (``metastore=jdbc``, ``uri``, ...)."""
+    options = {}
+    for item in getattr(args, "catalog_option", None) or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"catalog option {item!r}: expected KEY=VALUE, e.g. -o metastore=jdbc")
+        options[key.strip()] = value
+    return Catalog(args.warehouse, options=options)
+
+
 def _table(args: argparse.Namespace) -> Table:
-    return Catalog(args.warehouse).get_table(args.table)
+    return _catalog(args).get_table(args.table)
 
 
 def cmd_databases(args: argparse.Namespace) -> Any:
-    return [{"database": d} for d in Catalog(args.warehouse).list_databases()]
+    return [{"database": d} for d in _catalog(args).list_databases()]
 
 
 def cmd_tables(args: argparse.Namespace) -> Any:
-    catalog = Catalog(args.warehouse)
+    catalog = _catalog(args)
     databases = [args.database] if args.database else catalog.list_databases()
     return [{"table": f"{db}.{t}"} for db in databases for t in catalog.list_tables(db)]
 
@@ -377,6 +392,14 @@ def _global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
         default=default(os.environ.get("LAKESTORE_WAREHOUSE")),
         help="warehouse directory (default: $LAKESTORE_WAREHOUSE)",
     )
+    parser.add_argument(
+        "-o",
+        "--catalog-option",
+        action="append",
+        metavar="KEY=VALUE",
+        default=default(None),
+        help="catalog option, repeatable: -o metastore=jdbc -o uri=jdbc:postgresql://host/db -o jdbc.user=u",
+    )
     parser.add_argument("--json", action="store_true", default=default(False), help="print one JSON document instead of a table")
     parser.add_argument("-q", "--quiet", action="store_true", default=default(False), help="no progress messages on stderr")
 
@@ -466,9 +489,14 @@ def _print(args: argparse.Namespace, result: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["serve"]:  # the REST catalog server (lakestore.rest)
+        return serve_main(args_list[1:])
+    if args_list[:1] == ["serve-admin"]:
+        return admin_main(args_list[1:])
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse: 0 for --help, 2 for usage errors
         return int(exc.code or 0)
     if not args.warehouse:

@@ -26,12 +26,13 @@ LAYERS: list[set[str]] = [
     {"system"},
     {"table"},
     {"catalog"},
+    {"rest"},
     {"spark", "cli"},
     {"__init__"},
 ]
 LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
 # Optional dependencies imported where they are used, so lakestore works without them.
-OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark"}
+OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark", "starlette", "uvicorn"}
 
 
 def _unit(path: Path) -> str:
