@@ -1,4 +1,4 @@
-"""Jobs: daily ingestion (landing -> tables -> compaction -> marts), nightly maintenance (tags,
+"""Jobs: daily ingestion (landing -> tables -> changelog -> compaction -> marts), nightly maintenance (tags,
 expiration), compaction on demand (the sensor's runs) and the dimension load."""
 
 from __future__ import annotations
@@ -6,13 +6,14 @@ from __future__ import annotations
 import dagster as dg
 
 from assets.common.tables import MAIN_TABLES
-from assets.lifecycle.keys import compacted_key, expired_key, ingested_key, landing_key, tagged_key
+from assets.lifecycle.keys import changelog_key, compacted_key, expired_key, ingested_key, landing_key, tagged_key
 
 MAIN = [spec.name for spec in MAIN_TABLES]
 
 ingestion_selection = (
     dg.AssetSelection.assets(*[landing_key(t) for t in MAIN])
     | dg.AssetSelection.assets(*[ingested_key(t) for t in MAIN])
+    | dg.AssetSelection.assets(*[changelog_key(spec.name) for spec in MAIN_TABLES if spec.primary_keys])
     | dg.AssetSelection.assets(*[compacted_key(t) for t in MAIN])
     | dg.AssetSelection.groups("marts")
 )

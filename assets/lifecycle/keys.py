@@ -25,3 +25,7 @@ def expired_key(table: str) -> dg.AssetKey:
 
 def ingest_user(table: str) -> str:
     return f"ingest-{table}"
+
+
+def changelog_key(table: str) -> dg.AssetKey:
+    return dg.AssetKey([table, "changelog"])

@@ -13,7 +13,7 @@ import lakestore as ls
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
 from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import LINEITEM, ORDER_STATUS, ORDER_STATUS_SCHEMA, ORDERS, ensure_table
-from assets.lifecycle.keys import ingested_key
+from assets.lifecycle.keys import changelog_key
 from assets.marts.changes import ChangeFeed, read_at, require_changelog
 from lakestore.read.changes import ROW_KIND_COLUMN
 from resources import LakestoreResource
@@ -115,7 +115,7 @@ def check_matches(
 
 @dg.asset(
     key=KEY,
-    deps=[ingested_key("orders"), ingested_key("lineitem")],
+    deps=[changelog_key("orders"), changelog_key("lineitem")],
     partitions_def=daily_partitions,
     backfill_policy=single_run,
     group_name="marts",

@@ -12,7 +12,7 @@ import lakestore as ls
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
 from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import CUSTOMER, DAILY_NATION_REVENUE, NATION, ORDERS, ensure_table
-from assets.lifecycle.keys import ingested_key
+from assets.lifecycle.keys import changelog_key
 from assets.marts.changes import ChangeFeed, adds, read_at, require_changelog
 from resources import LakestoreResource
 
@@ -83,7 +83,7 @@ def reconcile(mart: ls.Table, orders: ls.Table, customers: pa.Table, dts: list[s
 
 @dg.asset(
     key=KEY,
-    deps=[ingested_key("orders"), dg.AssetKey(["dimensions", "customer"]), dg.AssetKey(["dimensions", "nation"])],
+    deps=[changelog_key("orders"), dg.AssetKey(["dimensions", "customer"]), dg.AssetKey(["dimensions", "nation"])],
     partitions_def=daily_partitions,
     backfill_policy=single_run,
     group_name="marts",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from pipelines.definitions import all_assets, defs
 from assets.common.partitions import daily_partitions
+from pipelines.definitions import all_assets, defs
 
 pytestmark = pytest.mark.dagster
 
@@ -27,7 +27,7 @@ def test_partitions_follow_tpch_calendar():
 
 def test_every_partitioned_asset_backfills_in_one_run():
     partitioned = [a for a in all_assets if a.partitions_def is not None]
-    assert len(partitioned) == 2 + 2 * 4 + 2  # landing, lifecycle stages of orders/lineitem, marts
+    assert len(partitioned) == 2 + 2 * 5 + 2  # landing, lifecycle stages of orders/lineitem, marts
     for asset in partitioned:
         assert asset.partitions_def == daily_partitions
         assert asset.backfill_policy == dg.BackfillPolicy.single_run(), asset.key
@@ -39,6 +39,7 @@ def test_lifecycle_graph_and_checks():
     for table in ("orders", "lineitem"):
         assert graph.get(key([table, "ingested"])).parent_keys == {key(["landing", table])}
         assert graph.get(key([table, "compacted"])).parent_keys == {key([table, "ingested"])}
+        assert graph.get(key([table, "changelog"])).parent_keys == {key([table, "ingested"])}
         assert graph.get(key([table, "tagged"])).parent_keys == {key([table, "compacted"])}
         assert graph.get(key([table, "expired"])).parent_keys == {key([table, "tagged"])}
     checks = {(c.asset_key.to_user_string(), c.name) for a in all_assets for c in a.check_specs}
@@ -46,6 +47,9 @@ def test_lifecycle_graph_and_checks():
     assert ("lineitem/ingested", "sorted_runs_below_stop_trigger") in checks
     assert ("orders/compacted", "newest_snapshot_readable") in checks
     assert ("lineitem/expired", "retention_respected") in checks
+    assert ("orders/changelog", "changelog_rows_match_files") in checks
+    # the marts consume the changelog stage, not the ingestion directly
+    assert graph.get(key(["marts", "order_status"])).parent_keys >= {key(["orders", "changelog"]), key(["lineitem", "changelog"])}
 
 
 def test_jobs_use_one_process():

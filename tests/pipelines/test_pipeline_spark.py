@@ -22,7 +22,7 @@ FIRST, LAST, NEXT = "1992-01-01", "1992-01-03", "1992-01-04"
 PARTITIONED = [
     ["landing", "orders"],
     ["landing", "lineitem"],
-    *[[t, stage] for t in ("orders", "lineitem") for stage in ("ingested", "compacted")],
+    *[[t, stage] for t in ("orders", "lineitem") for stage in ("ingested", "changelog", "compacted")],
 ]
 
 
@@ -82,6 +82,8 @@ def test_every_check_passed(ran):
         ("lineitem/ingested", "sorted_runs_below_stop_trigger"),
         ("orders/compacted", "newest_snapshot_readable"),
         ("lineitem/expired", "retention_respected"),
+        ("orders/changelog", "changelog_rows_match_files"),
+        ("lineitem/changelog", "changelog_rows_match_files"),
     } <= names
     assert [(e.asset_key.to_user_string(), e.check_name) for e in evaluations if not e.passed] == []
 
@@ -107,6 +109,25 @@ def test_materialization_metadata(ran):
     assert meta["files_added"].value >= 3 and meta["bytes_added"].value > 0
     assert "| partition | bucket | level | files | rows |" in meta["lsm_shape"].value
     assert meta["duration_s"].value > 0
+
+
+def test_changelog_stage(ran):
+    pipeline, _ = ran
+    data = load_tpch(pipeline.landing.resolved_root(), 0.01)
+    days = (FIRST, "1992-01-02", LAST)
+    orders = pipeline.instance.get_latest_materialization_event(dg.AssetKey(["orders", "changelog"])).asset_materialization.metadata
+    assert orders["changelog_producer"].value == "lookup"
+    assert orders["changelog_files"].value >= 3 and orders["changelog_bytes"].value > 0
+    # lookup changelog: every landed insert is a +I, every update a -U/+U pair, a delete a -D
+    landed = [data.landing_rows("orders", d) for d in days]
+    ops = [op for rows in landed for op in rows.column("_op").to_pylist()]
+    assert orders["rows_+I"].value + orders["rows_+U"].value + orders["rows_-D"].value > 0
+    assert orders["rows_-U"].value == orders["rows_+U"].value
+    assert orders["rows_+I"].value + orders["rows_+U"].value <= len(ops)
+    lineitem = pipeline.instance.get_latest_materialization_event(dg.AssetKey(["lineitem", "changelog"])).asset_materialization.metadata
+    assert lineitem["changelog_producer"].value == "none"
+    assert lineitem["rows_+I"].value + lineitem["rows_-D"].value == sum(data.landing_rows("lineitem", d).num_rows for d in days)
+    assert "| day | snapshot | +I | -U | +U | -D | files | bytes |" in orders["days"].value
 
 
 def test_daily_tags_and_retention(ran):
