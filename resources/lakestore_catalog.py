@@ -37,6 +37,9 @@ class LakestoreResource(dg.ConfigurableResource):
     lock_uri: str = Field(default="", description="JDBC URI of the commit lock (e.g. jdbc:postgresql://host/db); empty: no lock")
     lock_user: str = Field(default="", description="User of the commit lock's database")
     lock_password: str = Field(default="", description="Password of the commit lock's database")
+    metastore: str = Field(default="filesystem", description="Catalog kind: 'filesystem' or 'jdbc' (Paimon's JDBC catalog)")
+    catalog_uri: str = Field(default="", description="JDBC URI of the jdbc catalog (empty: the lock's URI, else SQLite in the warehouse)")
+    catalog_key: str = Field(default="", description="Paimon's catalog-key of the jdbc catalog (empty: 'jdbc')")
 
     def catalog_options(self) -> dict[str, str]:
         """The catalog options (S3, lock) these fields set; also usable as ``format("paimon")`` options."""
@@ -48,6 +51,13 @@ class LakestoreResource(dg.ConfigurableResource):
         }
         if self.lock_uri:
             given.update({"lock.enabled": "true", "uri": self.lock_uri, "jdbc.user": self.lock_user, "jdbc.password": self.lock_password})
+        if self.metastore and self.metastore != "filesystem":
+            if self.catalog_uri and self.lock_uri and self.catalog_uri != self.lock_uri:
+                # Paimon's JDBC catalog keeps its lock in its own database: one 'uri' for both
+                raise ValueError("catalog_uri and lock_uri differ: a jdbc catalog's lock lives in the catalog's database")
+            given.update({"metastore": self.metastore, "catalog-key": self.catalog_key})
+            if self.catalog_uri:
+                given["uri"] = self.catalog_uri
         return {k: v for k, v in given.items() if v}
 
     def warehouse_uri(self) -> str:

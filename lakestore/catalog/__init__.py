@@ -1,6 +1,17 @@
-"""Catalogs: where databases and tables are found. ``Catalog`` is the filesystem catalog
-(``<warehouse>/<db>.db/<table>/``, as Paimon lays it out)."""
+"""Catalogs: where databases and tables are found.
 
+``Catalog(warehouse, options=...)`` builds the implementation the ``metastore`` option names,
+as Paimon does (``lakestore.catalog.factory``):
+
+- ``filesystem`` (default): ``<warehouse>/<db>.db/<table>/`` (``lakestore.catalog.filesystem``);
+- ``jdbc``: Paimon's JDBC catalog over SQLite or PostgreSQL (``lakestore.catalog.jdbc``).
+"""
+
+from lakestore.catalog.factory import METASTORE, METASTORES, catalog_class
 from lakestore.catalog.filesystem import BRANCH_SEPARATOR, Catalog, parse_identifier, split_branch
+from lakestore.catalog.jdbc import JdbcCatalog
 
-__all__ = ["BRANCH_SEPARATOR", "Catalog", "parse_identifier", "split_branch"]
+# the metastores lakestore implements: the one place a new catalog joins
+METASTORES.update({"filesystem": Catalog, "jdbc": JdbcCatalog})
+
+__all__ = ["BRANCH_SEPARATOR", "METASTORE", "Catalog", "JdbcCatalog", "catalog_class", "parse_identifier", "split_branch"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 
+from lakestore.catalog.factory import catalog_class
 from lakestore.errors import (
     CommitRetriesExhaustedError,
     DatabaseAlreadyExistsError,
@@ -51,7 +53,15 @@ def split_branch(identifier: str) -> tuple[str, str]:
 
 
 class Catalog:
-    """``Catalog("/path/to/warehouse")``: databases are ``<name>.db`` folders holding tables."""
+    """``Catalog("/path/to/warehouse")``: databases are ``<name>.db`` folders holding tables.
+
+    ``Catalog(warehouse, options={"metastore": "jdbc", ...})`` builds the catalog the
+    ``metastore`` option names instead (``lakestore.catalog.factory``), a subclass of this one.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Catalog:
+        impl = catalog_class(kwargs.get("options")) if cls is Catalog else cls
+        return super().__new__(impl)
 
     def __init__(self, warehouse: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> None:
         # options: catalog options (S3 endpoint/credentials, lock.enabled, ...), see lakestore.io.factory

@@ -122,7 +122,7 @@ def connect(uri: str, *, user: str | None = None, password: str | None = None, t
                 os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             # autocommit; writers wait on the file lock up to 60 s instead of failing busy
             conn = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
-            conn.execute("SELECT 1").fetchall()  # a file that is not a database fails here
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # a file that is not a database fails here
         except (OSError, sqlite3.Error) as exc:
             raise CatalogUnreachableError(
                 f"cannot open the SQLite catalog database {path!r} ({exc}): check that its folder exists or can be "

@@ -262,6 +262,17 @@ class JavaOracle:
     def create_branch(self, warehouse: Any, identifier: str, branch: str, *, tag: str | None = None) -> None:
         self.request("create_branch", warehouse=str(warehouse), identifier=identifier, branch=branch, tag=tag)
 
+    def use_catalog(self, warehouse: Any, options: Mapping[str, str]) -> None:
+        """Open ``warehouse`` with these catalog options from now on (e.g. ``metastore=jdbc``,
+        ``uri``, ``jdbc.user``); ``{}`` goes back to the filesystem catalog."""
+        self.request("use_catalog", warehouse=str(warehouse), catalog_options={k: str(v) for k, v in options.items()})
+
+    def catalog(self, warehouse: Any, action: str, **fields: Any) -> list[str]:
+        """Catalog operations of Paimon Java: ``list_databases``, ``list_tables`` (``database=``),
+        ``create_database`` (``database=``, ``properties=``), ``drop_database`` (cascade),
+        ``drop_table`` / ``rename_table`` (``identifier=``, ``target=``). Returns listed names."""
+        return self.request("catalog", warehouse=str(warehouse), action=action, **fields)["names"]
+
     def option_keys(self) -> dict[str, dict[str, Any]]:
         """Every key of Paimon's ``CoreOptions.getOptions()``: key -> {"fallback_keys", "default"}."""
         return {o["key"]: {"fallback_keys": o["fallback_keys"], "default": o["default"]} for o in self.request("option_keys")["options"]}

@@ -127,6 +127,8 @@ public class PaimonOracle {
             JsonMapper.builder().enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
     static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     static final Map<String, Catalog> CATALOGS = new HashMap<>();
+    // catalog options per warehouse (op "use_catalog"), e.g. metastore=jdbc with its uri
+    static final Map<String, Map<String, String>> CATALOG_OPTIONS = new HashMap<>();
 
     public static void main(String[] args) throws Exception {
         PrintStream out =
@@ -198,6 +200,10 @@ public class PaimonOracle {
                 return optionKeys();
             case "dv_bitmaps":
                 return dvBitmaps(req);
+            case "use_catalog":
+                return useCatalog(req);
+            case "catalog":
+                return catalogOp(req);
             default:
                 throw new IllegalArgumentException("unknown op " + op);
         }
@@ -213,9 +219,53 @@ public class PaimonOracle {
                     options.put("warehouse", w);
                     // no table cache: the other engine changes tables between requests
                     options.put("cache-enabled", "false");
+                    options.putAll(CATALOG_OPTIONS.getOrDefault(w, Collections.emptyMap()));
                     return CatalogFactory.createCatalog(
                             CatalogContext.create(Options.fromMap(options)));
                 });
+    }
+
+    /** Later requests on this warehouse open their catalog with these options. */
+    static ObjectNode useCatalog(JsonNode req) throws Exception {
+        String warehouse = req.get("warehouse").asText();
+        Catalog open = CATALOGS.remove(warehouse);
+        if (open != null) {
+            open.close();
+        }
+        CATALOG_OPTIONS.put(warehouse, stringMap(req.get("catalog_options")));
+        return NODES.objectNode();
+    }
+
+    /** Catalog-level operations: list, create and drop databases; list, drop and rename tables. */
+    static ObjectNode catalogOp(JsonNode req) throws Exception {
+        Catalog catalog = catalog(req.get("warehouse").asText());
+        ObjectNode result = NODES.objectNode();
+        ArrayNode names = result.putArray("names");
+        switch (req.get("action").asText()) {
+            case "list_databases":
+                catalog.listDatabases().forEach(names::add);
+                break;
+            case "list_tables":
+                catalog.listTables(req.get("database").asText()).forEach(names::add);
+                break;
+            case "create_database":
+                catalog.createDatabase(
+                        req.get("database").asText(), false, stringMap(req.get("properties")));
+                break;
+            case "drop_database":
+                catalog.dropDatabase(req.get("database").asText(), false, true);
+                break;
+            case "drop_table":
+                catalog.dropTable(identifier(req), false);
+                break;
+            case "rename_table":
+                catalog.renameTable(
+                        identifier(req), Identifier.fromString(req.get("target").asText()), false);
+                break;
+            default:
+                throw new IllegalArgumentException("unknown catalog action " + req.get("action"));
+        }
+        return result;
     }
 
     static Identifier identifier(JsonNode req) {

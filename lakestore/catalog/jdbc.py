@@ -1,0 +1,309 @@
+"""Paimon's JDBC catalog (``metastore=jdbc``): databases and tables are rows in a SQL database,
+table files stay where the filesystem catalog keeps them.
+
+``lakestore.Catalog(warehouse, options={"metastore": "jdbc", "uri": ...})`` returns a
+``JdbcCatalog``. It follows Paimon 2.0's ``JdbcCatalog`` so that Paimon Java (Spark, Flink) with
+the same ``uri``, ``warehouse`` and ``catalog-key`` sees the same databases and tables:
+
+- table location ``<warehouse>/<database>.db/<table>`` (Paimon's ``getTableLocation``; the
+  database's ``location`` property is recorded, as Paimon records it, and not used for tables);
+- create database: SQL rows only (``exists=true``, ``location``, the given properties); no folder;
+- create table: under the catalog lock (``lock.enabled``), refused when the table or a view of
+  that name is registered; ``schema-0`` is written, then the ``paimon_tables`` row;
+- a table exists when it is registered: a table folder nobody registered is not listed or opened
+  (Paimon's ``repairTable`` registers such folders; ``JdbcCatalog.repair_table`` here too);
+- drop table: the row, then the folder; rename: the row, then the folder (under both tables'
+  locks); alter: the new schema file under the table's lock;
+- ``sync-all-properties``: tables' options mirrored in ``paimon_table_properties``.
+
+Options: ``uri`` (default ``jdbc:sqlite:<warehouse>/jdbc-catalog.sqlite`` for a local warehouse:
+give Paimon Java that same ``uri``), ``jdbc.user`` / ``jdbc.password``, ``catalog-key``
+(default ``jdbc``), ``lock.enabled`` (default: on for object stores, as Paimon's), the lock's
+``lock-acquire-timeout`` / ``lock-check-max-sleep`` (``lakestore.io.lock``).
+
+Where lakestore differs: ``drop_database(cascade=True)`` also deletes the folders of the tables it
+drops (Paimon 2.0 deletes only the rows, leaving folders its ``repairCatalog`` would register
+again); branches open as ``db.t$branch_<name>`` (Paimon's JDBC catalog refuses them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import pyarrow as pa
+
+from lakestore.catalog.filesystem import DB_SUFFIX, Catalog, _check_name, parse_identifier, split_branch
+from lakestore.catalog.jdbc_store import JdbcStore
+from lakestore.errors import (
+    DatabaseAlreadyExistsError,
+    DatabaseNotFoundError,
+    InvalidCatalogUriError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from lakestore.io.factory import local_path
+from lakestore.io.fileio import FileIO, uri_scheme
+from lakestore.io.lock import JdbcCatalogLock, parse_bool, table_lock_id
+from lakestore.meta.schema import SchemaManager, TableSchema, new_schema
+from lakestore.meta.schema_change import SchemaChange
+from lakestore.table import Table
+
+URI = "uri"
+CATALOG_KEY = "catalog-key"
+LOCK_ENABLED = "lock.enabled"
+SYNC_ALL_PROPERTIES = "sync-all-properties"
+DEFAULT_SQLITE_FILE = "jdbc-catalog.sqlite"
+DATABASE_EXISTS_PROPERTY = "exists"  # Paimon writes it so that an empty database has a row
+LOCATION_PROPERTY = "location"  # Paimon's DB_LOCATION_PROP
+_OBJECT_STORES = ("s3", "s3a", "s3n", "oss", "gs", "abfs", "abfss")
+
+
+def default_uri(warehouse: str) -> str:
+    """The embedded SQLite database lakestore uses when ``uri`` is not given."""
+    if uri_scheme(warehouse) not in ("", "file"):
+        raise InvalidCatalogUriError(
+            f"metastore=jdbc with warehouse {warehouse!r} needs option 'uri' (the catalog database every engine shares), "
+            "e.g. 'jdbc:postgresql://host:5432/db' with 'jdbc.user'/'jdbc.password'; "
+            "an embedded SQLite catalog exists only for a local warehouse"
+        )
+    return f"jdbc:sqlite:{local_path(warehouse).rstrip('/')}/{DEFAULT_SQLITE_FILE}"
+
+
+class JdbcCatalog(Catalog):
+    """Paimon's JDBC catalog over SQLite or PostgreSQL (see the module docstring).
+
+    Raises ``InvalidCatalogUriError``, ``MissingDriverError`` or ``CatalogUnreachableError``
+    when the catalog database cannot be opened (at construction, as Paimon's does).
+    """
+
+    def __init__(self, warehouse: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> None:
+        opts = {str(k): str(v) for k, v in (options or {}).items()}
+        warehouse = str(warehouse).rstrip("/")
+        if not opts.get(URI):
+            opts[URI] = default_uri(warehouse)
+        super().__init__(warehouse, file_io=file_io, options=opts)
+        self.catalog_key = opts.get(CATALOG_KEY, "jdbc")
+        self.sync_all_properties = parse_bool(SYNC_ALL_PROPERTIES, opts.get(SYNC_ALL_PROPERTIES, "false"))
+        self.store = JdbcStore(opts[URI], catalog_key=self.catalog_key, user=opts.get("jdbc.user"), password=opts.get("jdbc.password"))
+        self.store.connect()
+        self.lock = self._catalog_lock(opts)
+
+    def _catalog_lock(self, opts: Mapping[str, str]) -> JdbcCatalogLock | None:
+        """Paimon's ``lockEnabled()``: ``lock.enabled``, else on for object stores. The lock of
+        this catalog's file IO when it has one: publishes under a held lock then re-enter it."""
+        on_object_store = uri_scheme(self.warehouse) in _OBJECT_STORES
+        if not (parse_bool(LOCK_ENABLED, opts[LOCK_ENABLED]) if LOCK_ENABLED in opts else on_object_store):
+            return None
+        existing = getattr(self.file_io, "lock", None)
+        if isinstance(existing, JdbcCatalogLock):
+            return existing
+        return JdbcCatalogLock.from_options({**opts, LOCK_ENABLED: "true"})
+
+    def __repr__(self) -> str:
+        return f"JdbcCatalog({self.warehouse!r}, {self.store!r})"
+
+    def close(self) -> None:
+        """Close this process's connection to the catalog database (reopened on next use)."""
+        self.store.close()
+
+    @contextmanager
+    def _locked(self, *identifiers: str) -> Iterator[None]:
+        """Hold the catalog lock of each table (in a fixed order, as Paimon's ``runWithLocks``)."""
+        if self.lock is None:
+            yield
+            return
+        lock = self.lock
+        ids = sorted({table_lock_id(self.catalog_key, self.table_path(i), max_length=lock.options.key_max_length) for i in identifiers})
+        with ExitStack() as stack:
+            for lock_id in ids:
+                stack.enter_context(lock.hold(lock_id))
+            yield
+
+    # -- databases ----------------------------------------------------------------------------
+    def database_exists(self, name: str) -> bool:
+        return self.store.database_exists(_check_name(name, "database"))
+
+    def create_database(self, name: str, *, exist_ok: bool = False, properties: Mapping[str, str] | None = None) -> None:
+        """Register the database (Paimon's rows: ``exists=true``, ``location`` and ``properties``).
+        Raises ``DatabaseAlreadyExistsError`` unless ``exist_ok``."""
+        path = self.database_path(name)
+        if self.store.database_exists(name):
+            if exist_ok:
+                return
+            raise DatabaseAlreadyExistsError(f"database {name!r} already exists")
+        rows = {DATABASE_EXISTS_PROPERTY: "true", **{str(k): str(v) for k, v in (properties or {}).items()}}
+        rows.setdefault(LOCATION_PROPERTY, path)
+        try:
+            self.store.insert_database_properties(name, rows)
+        except Exception as exc:
+            if not self.store.is_duplicate(exc):
+                raise
+            if not exist_ok:
+                raise DatabaseAlreadyExistsError(f"database {name!r} already exists") from exc
+
+    def database_properties(self, name: str) -> dict[str, str]:
+        """The database's properties as Paimon's ``getDatabase`` returns them (``location``
+        included). Raises ``DatabaseNotFoundError``."""
+        self._require_database(name)
+        props = self.store.database_properties(name)
+        props.pop(DATABASE_EXISTS_PROPERTY, None)
+        props.setdefault(LOCATION_PROPERTY, f"{name}{DB_SUFFIX}")
+        return props
+
+    def list_databases(self) -> list[str]:
+        return self.store.list_databases()
+
+    def drop_database(self, name: str, *, cascade: bool = False, missing_ok: bool = False) -> None:
+        """Unregister the database; with ``cascade`` its tables too, deleting their folders.
+        Raises ``DatabaseNotFoundError`` unless ``missing_ok``; ``TableAlreadyExistsError`` when it
+        holds tables or views and ``cascade`` is not set."""
+        if not self.database_exists(name):
+            if missing_ok:
+                return
+            raise DatabaseNotFoundError(f"database {name!r} does not exist")
+        tables = self.store.list_tables(name)
+        if (tables or self.store.list_views(name)) and not cascade:
+            raise TableAlreadyExistsError(f"database {name!r} is not empty; pass cascade=True")
+        for table in tables:
+            self.drop_table(f"{name}.{table}", missing_ok=True)
+        self.store.delete_database(name)
+        path = self.database_path(name)
+        if self.file_io.exists(path) and not self.file_io.list_status(path):
+            self.file_io.delete_dir(path)  # only when empty: another catalog-key may keep tables there
+
+    # -- tables -------------------------------------------------------------------------------
+    def table_exists(self, identifier: str) -> bool:
+        database, table = parse_identifier(identifier)
+        return self.store.table_exists(database, table)
+
+    def list_tables(self, database: str) -> list[str]:
+        self._require_database(database)
+        return self.store.list_tables(database)
+
+    def create_table(
+        self,
+        identifier: str,
+        *,
+        schema: pa.Schema,
+        partition_keys: Sequence[str] = (),
+        primary_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        exist_ok: bool = False,
+    ) -> Table:
+        database, table = parse_identifier(identifier)
+        self._require_database(database)
+        table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
+        path = self.table_path(identifier)
+        with self._locked(identifier):
+            if self.store.view_exists(database, table):
+                raise TableAlreadyExistsError(f"{identifier!r} is a view in the JDBC catalog")
+            if self.store.table_exists(database, table):
+                if exist_ok:
+                    return self.get_table(identifier)
+                raise TableAlreadyExistsError(f"table {identifier!r} already exists")
+            if not SchemaManager(self.file_io, path).publish(table_schema):
+                raise TableAlreadyExistsError(
+                    f"table {identifier!r}: {path} already holds a table the JDBC catalog does not list (written through another "
+                    "catalog or catalog-key); register it with repair_table, or move it away"
+                )
+            try:
+                self.store.insert_table(database, table)
+            except Exception as exc:
+                self.file_io.delete_dir(path)
+                if self.store.is_duplicate(exc):
+                    raise TableAlreadyExistsError(f"table {identifier!r} already exists") from exc
+                raise
+            self._sync_properties(database, table, table_schema)
+        return Table(path, file_io=self.file_io, identifier=identifier)
+
+    def repair_table(self, identifier: str) -> None:
+        """Register a table folder the catalog does not list (Paimon's ``repairTable``), its
+        database too when missing. Raises ``TableNotFoundError`` when the folder holds no table."""
+        database, table = parse_identifier(identifier)
+        latest = SchemaManager(self.file_io, self.table_path(identifier)).latest()
+        if latest is None:
+            raise TableNotFoundError(f"no table under {self.table_path(identifier)}")
+        self.create_database(database, exist_ok=True)
+        if not self.store.table_exists(database, table):
+            try:
+                self.store.insert_table(database, table)
+            except Exception as exc:
+                if not self.store.is_duplicate(exc):
+                    raise
+        self._sync_properties(database, table, latest)
+
+    def get_table(self, identifier: str) -> Table:
+        """A registered table, ``"db.t$branch_<name>"`` one of its branches (``$`` suffixes as the
+        filesystem catalog takes them). Raises ``TableNotFoundError``."""
+        base = identifier.split("$", 1)[0] if isinstance(identifier, str) else identifier
+        database, table = parse_identifier(base)
+        self._require_database(database)
+        if not self.store.table_exists(database, table):
+            raise TableNotFoundError(f"table {identifier!r} does not exist")
+        try:
+            return super().get_table(identifier)
+        except TableNotFoundError as exc:
+            if base != identifier:
+                raise
+            raise TableNotFoundError(
+                f"table {identifier!r} is registered in the JDBC catalog but {self.table_path(base)} holds no schema"
+            ) from exc
+
+    def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
+        base, _ = split_branch(identifier)
+        database, table = parse_identifier(base)
+        if not self.store.table_exists(database, table):
+            raise TableNotFoundError(f"table {identifier!r} does not exist")
+        with self._locked(base):
+            altered = super().alter_table(identifier, changes)
+            if base == identifier:
+                self._sync_properties(database, table, altered.schema)
+        return altered
+
+    def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
+        database, table = parse_identifier(identifier)
+        if self.store.delete_table(database, table) == 0:
+            if missing_ok:
+                return
+            raise TableNotFoundError(f"table {identifier!r} does not exist")
+        path = self.table_path(identifier)
+        if self.file_io.exists(path):
+            self.file_io.delete_dir(path)
+
+    def rename_table(self, source: str, target: str) -> None:
+        src, dst = parse_identifier(source), parse_identifier(target)
+        with self._locked(source, target):
+            if not self.store.table_exists(*src):
+                raise TableNotFoundError(f"table {source!r} does not exist")
+            self._require_database(dst[0])
+            if self.store.table_exists(*dst) or self.store.view_exists(*dst):
+                raise TableAlreadyExistsError(f"table {target!r} already exists")
+            from_path, to_path = self.table_path(source), self.table_path(target)
+            move = bool(SchemaManager(self.file_io, from_path).list_ids())
+            if move and self.file_io.exists(to_path):
+                raise TableAlreadyExistsError(f"table {target!r}: {to_path} exists already (a table of another catalog?)")
+            try:
+                self.store.rename_table(src, dst)
+            except Exception as exc:
+                if self.store.is_duplicate(exc):
+                    raise TableAlreadyExistsError(f"table {target!r} already exists") from exc
+                raise
+            if move:
+                self.file_io.mkdirs(self.database_path(dst[0]))  # a JDBC database may have no folder yet
+            if move and not self.file_io.rename(from_path, to_path):
+                self.store.rename_table(dst, src)
+                raise TableAlreadyExistsError(f"table {target!r}: could not move {from_path} to {to_path}")
+
+    def _sync_properties(self, database: str, table: str, schema: TableSchema) -> None:
+        """``sync-all-properties``: the table's options plus ``primary-key``, ``partition`` and
+        ``bucket-key`` in ``paimon_table_properties``, as Paimon's ``collectTableProperties``."""
+        if not self.sync_all_properties:
+            return
+        props: dict[str, Any] = dict(schema.options)
+        for key, values in (("primary-key", schema.primary_keys), ("partition", schema.partition_keys), ("bucket-key", schema.bucket_keys)):
+            if values:
+                props[key] = ",".join(values)
+        self.store.replace_table_properties(database, table, {k: str(v) for k, v in props.items()})
