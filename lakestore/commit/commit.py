@@ -134,6 +134,8 @@ class TableCommit:
         # Whether the last ``commit`` reached a publish attempt (before that, a failure
         # provably did not land).
         self.publish_attempted = False
+        # append tables without buckets keep several deletion-vector files per partition
+        self._global_vectors = not schema.primary_keys and self.options.bucket == -1
 
     # -- public API ---------------------------------------------------------------------------
     def commit(
@@ -414,7 +416,8 @@ class TableCommit:
         index_manifest: str | None = None
         try:
             if index:
-                index_manifest = write_index_manifest(self.file_io, self.table_path, combine(live_index, index.added, index.deleted))
+                combined = combine(live_index, index.added, index.deleted, global_vectors=self._global_vectors)
+                index_manifest = write_index_manifest(self.file_io, self.table_path, combined)
                 attempt.manifests.append(index_manifest)
             schema_id = self.schema.id
             next_row_id: dict[str, int] = {}

@@ -12,12 +12,15 @@ of the selected rows are marked in their data files' deletion vectors; no data f
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import itertools
 import uuid
 from collections.abc import Mapping
 
 import numpy as np
 
+from lakestore.commit.commit import TableCommit
 from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
 from lakestore.dml.checks import check_vectors_writable
 from lakestore.dml.target import RowChangeTable
@@ -39,6 +42,7 @@ from lakestore.read.predicate import Predicate, apply_filter
 from lakestore.read.scan import ScanPlanner
 
 _POSITION = "__position"
+_DV = "deletion-vectors.enabled"
 BucketKey = tuple[bytes, int]
 
 
@@ -59,7 +63,7 @@ def delete_with_vectors(table: RowChangeTable, predicate: Predicate | None, *, c
     except BaseException:
         writer.delete_written()
         raise
-    committer = table.new_commit(commit_user=commit_user)
+    committer = committer_for(table, commit_user)
     try:
         snapshots = committer.commit(messages)
     except BaseException:
@@ -67,6 +71,18 @@ def delete_with_vectors(table: RowChangeTable, predicate: Predicate | None, *, c
             writer.delete_written()  # it provably did not land
         raise
     return snapshots[-1] if snapshots else None
+
+
+def committer_for(table: RowChangeTable, user: str) -> TableCommit:
+    """The table's own commit. On an append table with deletion vectors, for commits of index files
+    or dropped partitions only: the table's commits refuse such tables, since lakestore's appends
+    and compactions would not keep their vectors, so this one is made on a view of the table whose
+    schema lacks that one option (everything else, the schema id included, is the table's)."""
+    if table.schema.primary_keys or not table.schema.core_options().deletion_vectors:
+        return table.new_commit(commit_user=user)
+    view = copy.copy(table)
+    view.schema = dataclasses.replace(table.schema, options={k: v for k, v in table.schema.options.items() if k != _DV})
+    return view.new_commit(commit_user=user)
 
 
 def _messages(

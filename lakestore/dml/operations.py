@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.commit.commit import Overwrite
-from lakestore.dml.append_vectors import delete_with_vectors
+from lakestore.dml.append_vectors import committer_for, delete_with_vectors
 from lakestore.dml.checks import (
     check_assignments,
     check_deletable,
@@ -154,5 +154,5 @@ def _truncate(table: RowChangeTable, predicate: Predicate | None, user: str) -> 
         if not selected.num_rows:
             return None
         overwrite = selected.to_pylist()
-    snapshots = table.new_commit(commit_user=user).commit([], overwrite=overwrite)
+    snapshots = committer_for(table, user).commit([], overwrite=overwrite)
     return snapshots[-1] if snapshots else None

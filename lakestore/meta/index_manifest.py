@@ -240,12 +240,22 @@ def write_index_manifest(file_io: FileIO, table_path: str, entries: Iterable[Ind
 
 
 def combine(
-    live: Sequence[IndexManifestEntry], added: Sequence[IndexManifestEntry], deleted: Sequence[IndexManifestEntry]
+    live: Sequence[IndexManifestEntry],
+    added: Sequence[IndexManifestEntry],
+    deleted: Sequence[IndexManifestEntry],
+    *,
+    global_vectors: bool = False,
 ) -> list[IndexManifestEntry]:
     """The live index files after a commit, as Paimon's IndexManifestFileHandler combines them:
     deleted files leave; a bucket that gets a new file of an index type drops its older ones of
-    that type (each holds the bucket's whole set of vectors or key hashes); new files join."""
+    that type (each holds the bucket's whole set of vectors or key hashes); new files join.
+    ``global_vectors`` (append tables without buckets, Paimon's ``GlobalCombiner``): a partition
+    holds several deletion-vector files, and only the deleted ones leave."""
     gone = {e.index_file.file_name for e in deleted}
-    replaced = {(e.partition, e.bucket, e.index_file.index_type) for e in added}
+    replaced = {
+        (e.partition, e.bucket, e.index_file.index_type)
+        for e in added
+        if not (global_vectors and e.index_file.index_type == DELETION_VECTORS_INDEX)
+    }
     kept = [e for e in live if e.index_file.file_name not in gone and (e.partition, e.bucket, e.index_file.index_type) not in replaced]
     return kept + [IndexManifestEntry(ADD, e.partition, e.bucket, e.index_file) for e in added]

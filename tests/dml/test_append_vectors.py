@@ -1,0 +1,110 @@
+"""DELETE on append tables with deletion vectors (tables Paimon 2.0.0 Java creates and writes):
+the rows' positions land in deletion vectors as paimon-spark writes them, read back by lakestore
+and by Java, before and after Java appends and compacts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore import col
+from lakestore.errors import UnsupportedTableError
+from tests._support import all_files, data_files
+
+pytestmark = pytest.mark.oracle
+
+SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
+LAYOUTS = {
+    "unaware": {"bucket": "-1", "deletion-vectors.enabled": "true"},
+    "bucketed": {"bucket": "2", "bucket-key": "id", "deletion-vectors.enabled": "true"},
+    "bitmap64": {"bucket": "-1", "deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": "true"},
+}
+
+
+def rows(ids: range, dt: str = "a") -> pa.Table:
+    return pa.table({"dt": [dt] * len(ids), "id": list(ids), "v": [f"v{i}" for i in ids]}, schema=SCHEMA)
+
+
+def ids_of(table: pa.Table) -> list[int]:
+    return sorted(table.column("id").to_pylist())
+
+
+def dv_index(table: lakestore.Table) -> list[tuple[str, int, int]]:
+    return sorted((f.partition_path, f.bucket, f.rows) for f in table.index_files() if f.index_type == "DELETION_VECTORS")
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_deletes_mark_vectors(java: Any, warehouse: Path, catalog: lakestore.Catalog, layout: str) -> None:
+    java.create_table(warehouse, "db.a", SCHEMA, partition_keys=["dt"], options=LAYOUTS[layout])
+    java.write(warehouse, "db.a", rows(range(0, 10)))
+    java.write(warehouse, "db.a", rows(range(10, 20)))
+    java.write(warehouse, "db.a", rows(range(20, 25), dt="b"))
+    expected = set(range(25))
+    table = catalog.get_table("db.a")
+    files = data_files(table.path)
+
+    snapshot = table.delete(col("id").isin([1, 2, 12]))
+    assert snapshot is not None and snapshot.commit_kind == "APPEND"
+    expected -= {1, 2, 12}
+    assert data_files(table.path) == files  # no data file written
+    assert ids_of(catalog.get_table("db.a").to_arrow()) == sorted(expected)
+    assert ids_of(java.read(warehouse, "db.a")) == sorted(expected)
+
+    # the same files again (their vectors grow), and a row already deleted
+    assert catalog.get_table("db.a").delete((col("v") == "v3") | col("id").isin([2, 13, 21])) is not None
+    expected -= {3, 13, 21}
+    assert ids_of(catalog.get_table("db.a").to_arrow()) == sorted(expected)
+    assert ids_of(java.read(warehouse, "db.a")) == sorted(expected)
+    assert catalog.get_table("db.a").delete(col("id") == 2) is None  # already deleted: no commit
+    assert catalog.get_table("db.a").delete(col("id") > 1000) is None
+
+    # Java appends and compacts over lakestore's vectors
+    java.write(warehouse, "db.a", rows(range(30, 33)))
+    expected |= {30, 31, 32}
+    java.compact(warehouse, "db.a")
+    assert ids_of(java.read(warehouse, "db.a")) == sorted(expected)
+    assert ids_of(catalog.get_table("db.a").to_arrow()) == sorted(expected)
+    assert catalog.get_table("db.a").delete(col("id") >= 30) is not None
+    expected -= {30, 31, 32}
+    assert ids_of(java.read(warehouse, "db.a")) == sorted(expected)
+
+
+def test_unaware_tables_keep_untouched_index_files(java: Any, warehouse: Path, catalog: lakestore.Catalog) -> None:
+    """Paimon's AppendDeleteFileMaintainer: an index file whose vectors do not change stays; a
+    touched one is retired, its unchanged vectors rewritten beside a file of the changed ones."""
+    java.create_table(warehouse, "db.a", SCHEMA, partition_keys=["dt"], options=LAYOUTS["unaware"])
+    java.write(warehouse, "db.a", rows(range(0, 10)))
+    java.write(warehouse, "db.a", rows(range(10, 20)))
+    table = catalog.get_table("db.a")
+    table.delete(col("id") == 1)
+    first = {f.file_name for f in table.index_files()}
+    assert dv_index(table) == [("dt=a", 0, 1)]
+    table.delete(col("id") == 11)  # another data file: the first index file stays
+    assert first <= {f.file_name for f in table.index_files()}
+    assert dv_index(table) == [("dt=a", 0, 1), ("dt=a", 0, 1)]
+    table.delete(col("id").isin([2, 12]))  # both files touched: both index files retired
+    names = {f.file_name for f in table.index_files()}
+    assert not names & first
+    assert dv_index(table) == [("dt=a", 0, 2)]
+    assert ids_of(java.read(warehouse, "db.a")) == sorted(set(range(20)) - {1, 2, 11, 12})
+
+
+def test_partition_filter_drops_partitions_and_refusals(java: Any, warehouse: Path, catalog: lakestore.Catalog) -> None:
+    java.create_table(warehouse, "db.a", SCHEMA, partition_keys=["dt"], options=LAYOUTS["unaware"])
+    java.write(warehouse, "db.a", rows(range(0, 3)))
+    java.write(warehouse, "db.a", rows(range(3, 6), dt="b"))
+    table = catalog.get_table("db.a")
+    table.delete(col("id") == 4)
+    assert table.delete(col("dt") == "b").commit_kind == "OVERWRITE"
+    assert table.index_files() == []  # the partition's vectors went with it
+    assert ids_of(java.read(warehouse, "db.a")) == [0, 1, 2]
+    files, latest = all_files(table.path), table.latest_snapshot().id
+    with pytest.raises(UnsupportedTableError):
+        table.update(set={"v": "x"}, filter=col("id") == 1)
+    with pytest.raises(UnsupportedTableError, match="deletion-vectors.enabled"):
+        table.write_arrow(rows(range(9, 10)))  # appends stay refused
+    assert all_files(table.path) == files and table.latest_snapshot().id == latest
