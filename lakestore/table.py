@@ -751,19 +751,21 @@ class Table:
     def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
         """Iceberg-compatible metadata, automatic tags and expiration, run by every commit of this
         table that landed snapshots (``TableCommit`` logs, never raises, a failure here)."""
-        if self.branch == MAIN_BRANCH and iceberg_enabled(self.schema.options):
-            sources = IcebergSources(
-                self.file_io,
-                self.path,
-                self.schema_manager.latest() or self.schema,
-                self.schema_manager.get,
-                self._manifests,
-                self.snapshot_manager.get,
-                lambda: [(tag.name, tag.snapshot_id) for tag in sorted(self.tags(), key=lambda t: (t.snapshot_id, t.name))],
-            )
-            for snapshot in snapshots:
-                write_iceberg_metadata(sources, snapshot)
-        after_commit(self)
+        try:
+            if self.branch == MAIN_BRANCH and iceberg_enabled(self.schema.options):
+                sources = IcebergSources(
+                    self.file_io,
+                    self.path,
+                    self.schema_manager.latest() or self.schema,
+                    self.schema_manager.get,
+                    self._manifests,
+                    self.snapshot_manager.get,
+                    lambda: [(tag.name, tag.snapshot_id) for tag in sorted(self.tags(), key=lambda t: (t.snapshot_id, t.name))],
+                )
+                for snapshot in snapshots:
+                    write_iceberg_metadata(sources, snapshot)
+        finally:
+            after_commit(self)  # expiration runs even when the Iceberg metadata could not be written
 
     def expire_snapshots(
         self,

@@ -22,6 +22,7 @@ from lakestore.errors import (
 from lakestore.format.types import UNSUPPORTED_ROOTS, DataField, DataType, UnsupportedPaimonTypeError, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
+from lakestore.meta.iceberg_types import iceberg_refusal
 from lakestore.meta.option_keys import FALLBACK_KEYS
 
 SCHEMA_VERSION = 3
@@ -85,6 +86,10 @@ class TableSchema:
                     f"cannot {operation} table {table}: column {name!r} has type {dtype}, which lakestore does not support"
                     f" ({UNSUPPORTED_ROOTS[dtype.root]})"
                 )
+        if operation in _ROW_OPERATIONS and operation != "read":
+            refusal = iceberg_refusal(self)
+            if refusal is not None:
+                raise UnsupportedTableError(f"cannot {operation} table {table}: {refusal}", options=("metadata.iceberg.storage",))
         if operation == "write":
             defaults = [f.name for f in self.fields if f.default_value is not None] + [
                 n.name for f in self.fields for n in f.type.nested_fields() if n.default_value is not None

@@ -171,3 +171,16 @@ def test_unsupported_iceberg_options_are_refused(tmp_path: Path):
     ):
         with pytest.raises((OptionError, UnsupportedTableError)):
             catalog.create_table("db.bad", schema=SCHEMA, options=options)
+
+
+def test_tables_iceberg_cannot_describe_are_refused_before_writing(tmp_path: Path):
+    """Paimon publishes TIMESTAMP columns of precision 3 to 9 only: a TIMESTAMP(0) column makes
+    writes refuse by name before anything is committed (Paimon Java fails after its commit)."""
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    schema = pa.schema([("ts", pa.timestamp("s")), ("id", pa.int64())])
+    table = catalog.create_table("db.t", schema=schema, options={"metadata.iceberg.storage": "table-location"})
+    with pytest.raises(UnsupportedTableError, match="metadata.iceberg.storage"):
+        table.write_arrow(pa.table({"ts": pa.array([0], pa.timestamp("s")), "id": [1]}, schema=schema))
+    assert table.latest_snapshot() is None
+    assert not (tmp_path / "db.db" / "t" / "metadata").exists()
