@@ -50,6 +50,9 @@ from lakestore.table import Table
 from lakestore.write.input import conform
 
 FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
+# Session setting naming the lakestore source class registered as "paimon" in the session (the
+# data source registry is per session, as settings are).
+REGISTERED = "spark.lakestore.datasource"
 
 
 class PaimonDataSource(DataSource):
@@ -95,7 +98,8 @@ def default_parallelism(spark: SparkSession) -> int:
 
 
 def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
-    """Make ``format("paimon")`` available in this session (idempotent).
+    """Make ``format("paimon")`` available in this session (idempotent: a session that has this
+    variant registered already is left as it is, so Spark does not log a replaced data source).
 
     ``filter_pushdown`` turns on Spark's filter pushdown into Python data sources (a session
     setting), which prunes partitions, buckets and files by a query's filters. It is off by
@@ -103,8 +107,19 @@ def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
     DataFrame queried again without filters (``df.count()`` after ``df.where(...).count()``)
     would return the filtered rows. Without it Spark applies every filter itself (exact, with no
     pruning); ``read_dataframe(filter=...)`` prunes safely, the filter being part of the relation."""
+    source = PaimonPushdownDataSource if filter_pushdown else PaimonDataSource
     spark.conf.set(FILTER_PUSHDOWN, "true" if filter_pushdown else "false")
-    spark.dataSource.register(PaimonPushdownDataSource if filter_pushdown else PaimonDataSource)
+    if spark.conf.get(REGISTERED, None) == source.__name__:
+        return
+    spark.dataSource.register(source)
+    spark.conf.set(REGISTERED, source.__name__)
+
+
+def ensure_registered(spark: SparkSession) -> None:
+    """``register(spark)`` unless this session has one of lakestore's ``paimon`` sources already
+    (whichever ``filter_pushdown`` the user chose stays)."""
+    if spark.conf.get(REGISTERED, None) is None:
+        register(spark)
 
 
 def bucket_column(table: Table) -> Column:
@@ -261,7 +276,7 @@ def write_dataframe(
     if commit_identifier is not None and commit_identifier != BATCH_COMMIT_IDENTIFIER:
         options["commit-identifier"] = str(commit_identifier)
     before = table.snapshot_manager.latest_id()
-    register(df.sparkSession)
+    ensure_registered(df.sparkSession)
     with typed_errors():
         distribute(df, table).write.format(SOURCE_NAME).mode("append" if overwrite is None else "overwrite").options(**options).save()
     kind: CommitKind = "APPEND" if overwrite is None else "OVERWRITE"
@@ -293,5 +308,5 @@ def read_dataframe(
         if unknown:
             raise errors.SchemaMismatchError(f"unknown columns {sorted(unknown)} (columns: {table.schema.field_names})")
         options[FILTER_OPTION] = encode_filter(filter)
-    register(spark)
+    ensure_registered(spark)
     return spark.read.format(SOURCE_NAME).options(**options).load()

@@ -154,3 +154,36 @@ def test_writer_slots_land_in_their_spark_partition(spark, catalog):
         owners.setdefault((partition, bucket), set()).add(by_id[key])
     assert all(len(tasks) == 1 for tasks in owners.values())
     assert {r.p for r in collected} == {0, 1}
+
+
+def _registered_source(spark) -> int:
+    """Identity of the JVM object registered as "paimon" in the session (new on each registration)."""
+    manager = spark._jsparkSession.sessionState().dataSourceManager()  # noqa: SLF001
+    return spark._jvm.System.identityHashCode(manager.lookupDataSource("paimon"))  # noqa: SLF001
+
+
+def test_the_source_is_registered_once_per_session(spark, catalog):
+    """write_dataframe/read_dataframe and repeated register calls keep the registered source
+    (Spark logs "replaced a previously registered data source" on each re-registration), and
+    keep the pushdown variant a user chose."""
+    from lakestore.spark import read_dataframe, write_dataframe  # noqa: PLC0415
+    from lakestore.spark.datasource import FILTER_PUSHDOWN  # noqa: PLC0415
+
+    register(spark)
+    first = _registered_source(spark)
+    table = pk_table(catalog)
+    for i in range(2):
+        write_dataframe(spark.createDataFrame(rows(20, start=i * 20)), table)
+        assert read_dataframe(spark, table).count() == 20 * (i + 1)
+        register(spark)
+    assert _registered_source(spark) == first
+    register(spark, filter_pushdown=True)
+    pushdown = _registered_source(spark)
+    assert pushdown != first
+    try:
+        write_dataframe(spark.createDataFrame(rows(20, start=40)), table)
+        assert read_dataframe(spark, table).count() == 60
+        assert _registered_source(spark) == pushdown and spark.conf.get(FILTER_PUSHDOWN) == "true"
+    finally:
+        register(spark)
+    assert spark.conf.get(FILTER_PUSHDOWN) == "false"
