@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
@@ -22,6 +22,7 @@ from lakestore.io.fileio import FileIO
 from lakestore.meta.branch import MAIN_BRANCH, branch_root, validate_branch_name
 from lakestore.meta.schema import SchemaManager, new_schema
 from lakestore.meta.schema_change import SchemaChange, apply_changes
+from lakestore.system import SystemTable, split_system_table
 from lakestore.table import Table
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
@@ -144,14 +145,29 @@ class Catalog:
         return Table(path, file_io=self.file_io, identifier=identifier)
 
     def get_table(self, identifier: str) -> Table:
-        """``"db.t"``, or ``"db.t$branch_<name>"`` for one of its branches (Paimon's notation)."""
-        base, branch = split_branch(identifier)
+        """``"db.t"``, or ``"db.t$branch_<name>"`` for one of its branches (Paimon's notation).
+        ``"db.t$files"`` / ``"db.t$branch_<name>$files"`` name a system table: use
+        ``get_system_table`` (typed) or ``Table.inspect``; this returns it too (a read-only
+        ``lakestore.system.SystemTable``)."""
+        data_identifier, system = split_system_table(identifier)
+        if system is not None:
+            return cast(Table, self.get_system_table(identifier))
+        base, branch = split_branch(data_identifier)
         database, _ = parse_identifier(base)
         self._require_database(database)
         path = self.table_path(base)
         if not SchemaManager(self.file_io, branch_root(path, branch)).list_ids():
             raise TableNotFoundError(f"table {identifier!r} does not exist")
         return Table(path, file_io=self.file_io, identifier=base, branch=branch)
+
+    def get_system_table(self, identifier: str) -> SystemTable:
+        """A system table: ``"db.t$snapshots"``, ``"db.t$branch_dev$files"`` (Paimon's names,
+        ``lakestore.system.SYSTEM_TABLES``). Raises ``TableNotFoundError`` for a missing table or
+        an unknown system table, ``InvalidIdentifierError`` for a malformed identifier."""
+        data_identifier, system = split_system_table(identifier)
+        if system is None:
+            raise InvalidIdentifierError(f"{identifier!r} names no system table (use 'db.t$<system>')")
+        return self.get_table(data_identifier).inspect.system_table(system)
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         """Apply schema changes (``lakestore.meta.schema_change``) as a new ``schema-N``; retried

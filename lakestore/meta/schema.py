@@ -124,7 +124,8 @@ class TableSchema:
             "partitionKeys": list(self.partition_keys),
             "primaryKeys": list(self.primary_keys),
             "options": dict(self.options),
-            "comment": self.comment,
+            # Paimon writes no comment when there is none; it reads ``"comment": null`` as "null"
+            **({"comment": self.comment} if self.comment is not None else {}),
             "timeMillis": self.time_millis,
         }
         return json.dumps(doc, indent=2)

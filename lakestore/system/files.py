@@ -296,11 +296,12 @@ def partitions(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     )
 
 
-def buckets(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
-    """One row per (partition, bucket) of the snapshot's files, ordered by both."""
+def buckets(state: TableState) -> pa.Table:
+    """One row per (partition, bucket) of the latest snapshot's files, ordered by both (Paimon's
+    BucketsTable reads the latest snapshot whatever the scan options say)."""
     printer = _partitions(state)
     groups: dict[tuple[bytes, int], list[int]] = {}
-    for e in _live(state, travel):
+    for e in _live(state, LATEST):
         group = groups.setdefault((e.partition, e.bucket), [0, 0, 0, -(2**63)])
         group[0] += e.file.row_count
         group[1] += e.file.file_size

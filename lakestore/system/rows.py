@@ -19,12 +19,12 @@ _KIND_NAMES = from_pylist([ROW_KIND_NAMES[i] for i in range(len(ROW_KIND_NAMES))
 
 
 def audit_log_schema(schema: TableSchema) -> pa.Schema:
-    return pa.schema([pa.field(ROW_KIND, pa.string(), nullable=False), *schema.arrow_schema()])
+    return pa.schema([pa.field(ROW_KIND, pa.string()), *schema.arrow_schema()])
 
 
 def binlog_schema(schema: TableSchema) -> pa.Schema:
     fields = [pa.field(f.name, pa.list_(pa.field("item", f.type, nullable=True))) for f in schema.arrow_schema()]
-    return pa.schema([pa.field(ROW_KIND, pa.string(), nullable=False), *fields])
+    return pa.schema([pa.field(ROW_KIND, pa.string()), *fields])
 
 
 def audit_log(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:

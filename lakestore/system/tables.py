@@ -51,7 +51,7 @@ SYSTEM_TABLES: dict[str, _Kind] = {
     "files": _Kind(_files.files, _fixed(_files.FILES), True),
     "manifests": _Kind(_files.manifests, _fixed(_files.MANIFESTS), True),
     "partitions": _Kind(_files.partitions, _fixed(_files.PARTITIONS), True),
-    "buckets": _Kind(_files.buckets, _fixed(_files.BUCKETS), True),
+    "buckets": _Kind(_untimed(_files.buckets), _fixed(_files.BUCKETS), False),  # Paimon's reads the latest
     "table_indexes": _Kind(_files.table_indexes, _fixed(_files.TABLE_INDEXES), True),
     "audit_log": _Kind(_rows.audit_log, _rows.audit_log_schema, True),
     "binlog": _Kind(_rows.binlog, _rows.binlog_schema, True),
@@ -104,6 +104,13 @@ class SystemTables:
             raise ValueError("give snapshot_id= or tag=, not both")
         return kind.read(self._state, TimeTravel(snapshot_id=snapshot_id, tag=tag))
 
+    def system_table(self, name: str) -> SystemTable:
+        """System table ``name`` as a read-only table object (what ``"db.t$<name>"`` names in a
+        catalog). Raises ``TableNotFoundError`` for an unknown name."""
+        if name.lower() not in SYSTEM_TABLES:
+            raise TableNotFoundError(f"unknown system table {name!r} (known: {', '.join(SYSTEM_TABLES)})")
+        return SystemTable(self._state, name.lower())
+
     def schema(self, name: str) -> pa.Schema:
         """The columns of system table ``name``."""
         kind = SYSTEM_TABLES.get(name.lower())
@@ -151,9 +158,9 @@ class SystemTables:
         """Per partition: rows, bytes, files, last update, buckets."""
         return self.table("partitions", snapshot_id=snapshot_id, tag=tag)
 
-    def buckets(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
-        """Per partition and bucket: rows, bytes, files, last update."""
-        return self.table("buckets", snapshot_id=snapshot_id, tag=tag)
+    def buckets(self) -> pa.Table:
+        """Per partition and bucket of the latest snapshot: rows, bytes, files, last update."""
+        return self.table("buckets")
 
     def table_indexes(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
         """The snapshot's index files (key hashes, deletion vectors)."""
