@@ -83,6 +83,8 @@ class JdbcCatalog(Catalog):
         warehouse = str(warehouse).rstrip("/")
         if not opts.get(URI):
             opts[URI] = default_uri(warehouse)
+        if LOCK_ENABLED not in opts and uri_scheme(warehouse) in _OBJECT_STORES:
+            opts[LOCK_ENABLED] = "true"  # Paimon's lockEnabled(): on for object stores unless set
         super().__init__(warehouse, file_io=file_io, options=opts)
         self.catalog_key = opts.get(CATALOG_KEY, "jdbc")
         self.sync_all_properties = parse_bool(SYNC_ALL_PROPERTIES, opts.get(SYNC_ALL_PROPERTIES, "false"))
@@ -91,10 +93,9 @@ class JdbcCatalog(Catalog):
         self.lock = self._catalog_lock(opts)
 
     def _catalog_lock(self, opts: Mapping[str, str]) -> JdbcCatalogLock | None:
-        """Paimon's ``lockEnabled()``: ``lock.enabled``, else on for object stores. The lock of
-        this catalog's file IO when it has one: publishes under a held lock then re-enter it."""
-        on_object_store = uri_scheme(self.warehouse) in _OBJECT_STORES
-        if not (parse_bool(LOCK_ENABLED, opts[LOCK_ENABLED]) if LOCK_ENABLED in opts else on_object_store):
+        """With ``lock.enabled``: the lock of this catalog's file IO when it has one (publishes
+        under a held lock then re-enter it), else a lock of its own."""
+        if not parse_bool(LOCK_ENABLED, opts.get(LOCK_ENABLED, "false")):
             return None
         existing = getattr(self.file_io, "lock", None)
         if isinstance(existing, JdbcCatalogLock):
