@@ -15,7 +15,7 @@ from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
 from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
-from lakestore.iceberg import IcebergSources, iceberg_enabled, write_iceberg_metadata
+from lakestore.iceberg import IcebergSources, iceberg_enabled, update_tag_ref, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -752,20 +752,26 @@ class Table:
         """Iceberg-compatible metadata, automatic tags and expiration, run by every commit of this
         table that landed snapshots (``TableCommit`` logs, never raises, a failure here)."""
         try:
-            if self.branch == MAIN_BRANCH and iceberg_enabled(self.schema.options):
-                sources = IcebergSources(
-                    self.file_io,
-                    self.path,
-                    self.schema_manager.latest() or self.schema,
-                    self.schema_manager.get,
-                    self._manifests,
-                    self.snapshot_manager.get,
-                    lambda: [(tag.name, tag.snapshot_id) for tag in sorted(self.tags(), key=lambda t: (t.snapshot_id, t.name))],
-                )
+            sources = self._iceberg_sources()
+            if sources is not None:
                 for snapshot in snapshots:
                     write_iceberg_metadata(sources, snapshot)
         finally:
             after_commit(self)  # expiration runs even when the Iceberg metadata could not be written
+
+    def _iceberg_sources(self) -> IcebergSources | None:
+        """The table's pieces the Iceberg metadata is generated from (None: no Iceberg metadata)."""
+        if self.branch != MAIN_BRANCH or not iceberg_enabled(self.schema.options):
+            return None
+        return IcebergSources(
+            self.file_io,
+            self.path,
+            self.schema_manager.latest() or self.schema,
+            self.schema_manager.get,
+            self._manifests,
+            self.snapshot_manager.get,
+            lambda: [(tag.name, tag.snapshot_id) for tag in sorted(self.tags(), key=lambda t: (t.snapshot_id, t.name))],
+        )
 
     def expire_snapshots(
         self,
@@ -811,10 +817,17 @@ class Table:
             if snapshot_id is not None:
                 raise ValueError("give snapshot_id or watermark, not both")
             snapshot_id = snapshot_at_watermark(self, watermark).id
-        return self._tags().create(name, snapshot_id, time_retained_ms=retained)
+        tag = self._tags().create(name, snapshot_id, time_retained_ms=retained)
+        sources = self._iceberg_sources()
+        if sources is not None:  # Paimon's tag callback: the tag becomes an Iceberg ref
+            update_tag_ref(sources, self.latest_snapshot(), name, tag.snapshot_id)
+        return tag
 
     def delete_tag(self, name: str) -> None:
         self._tags().delete(name)
+        sources = self._iceberg_sources()
+        if sources is not None:
+            update_tag_ref(sources, self.latest_snapshot(), name, None)
 
     def rename_tag(self, old_name: str, new_name: str) -> None:
         self._tags().rename(old_name, new_name)

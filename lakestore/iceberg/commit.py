@@ -495,3 +495,27 @@ def _delete_metadata_versions(gen: _Generator, sid: int) -> None:
 def _delete_quietly(file_io: FileIO, path: str) -> None:
     with contextlib.suppress(OSError):
         file_io.delete(path)
+
+
+def update_tag_ref(src: IcebergSources, latest: Snapshot | None, name: str, snapshot_id: int | None) -> bool:
+    """Paimon's TagCallback: add tag ``name`` on ``snapshot_id`` (None: remove it) to the refs of
+    the latest Iceberg metadata file, rewritten in place. A tag on a snapshot the Iceberg
+    metadata no longer holds is left out (Iceberg readers refuse refs to unknown snapshots).
+    Returns whether the metadata changed."""
+    if latest is None or not enabled(src.schema.options):
+        return False
+    path = _metadata_path(metadata_directory(src.table_path, src.schema.options), latest.id)
+    if not src.file_io.exists(path):
+        return False
+    doc = _read_json(src.file_io, path)
+    refs = dict(doc.get("refs") or {})
+    if snapshot_id is None:
+        if refs.pop(name, None) is None:
+            return False
+    else:
+        if snapshot_id not in {s["snapshot-id"] for s in doc.get("snapshots", [])}:
+            return False
+        refs[name] = {"snapshot-id": snapshot_id, "type": "tag", "max-ref-age-ms": 2**63 - 1}
+    doc["refs"] = refs
+    src.file_io.write_bytes(path, json.dumps(doc, indent=2).encode(), overwrite=True)
+    return True

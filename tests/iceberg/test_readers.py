@@ -184,3 +184,22 @@ def test_tables_iceberg_cannot_describe_are_refused_before_writing(tmp_path: Pat
         table.write_arrow(pa.table({"ts": pa.array([0], pa.timestamp("s")), "id": [1]}, schema=schema))
     assert table.latest_snapshot() is None
     assert not (tmp_path / "db.db" / "t" / "metadata").exists()
+
+
+def test_tags_become_iceberg_refs(tmp_path: Path, con: Any):
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": "table-location"})
+    table.write_arrow(_batch("2024-01-01", range(0, 3), 1.0))
+    table.write_arrow(_batch("2024-01-01", range(3, 5), 2.0))
+    table.create_tag("first", snapshot_id=1)
+    metadata_dir = tmp_path / "db.db" / "t" / "metadata"
+    metadata = latest_metadata(metadata_dir)
+    assert metadata_json(metadata)["refs"] == {"first": {"snapshot-id": 1, "type": "tag", "max-ref-age-ms": 2**63 - 1}}
+    iceberg_table = StaticTable.from_metadata(metadata)
+    assert iceberg_table.scan(snapshot_id=iceberg_table.snapshot_by_name("first").snapshot_id).to_arrow().num_rows == 3  # type: ignore[union-attr]
+    table.write_arrow(_batch("2024-01-01", range(5, 6), 3.0))  # the next version keeps the ref
+    assert set(metadata_json(latest_metadata(metadata_dir))["refs"]) == {"first"}
+    table.delete_tag("first")
+    assert metadata_json(latest_metadata(metadata_dir))["refs"] == {}
+    assert _agree(con, table, latest_metadata(metadata_dir)) == 6
