@@ -6,6 +6,7 @@
     lakestore -w /wh snapshots db.orders
     lakestore -w /wh files db.orders [--snapshot N | --tag T]    LSM shape per partition/bucket/level
     lakestore -w /wh tags db.orders
+    lakestore -w /wh inspect db.orders files [--snapshot N | --tag T]   Paimon's system tables ($files, ...)
     lakestore -w /wh compact db.orders [--full] [--partition dt=2024-01-01]
     lakestore -w /wh expire db.orders [--retain-min N] [--retain-max N] [--older-than 1h]
     lakestore -w /wh create-tag db.orders NAME [--snapshot N] [--time-retained 7d]
@@ -47,6 +48,7 @@ from lakestore.errors import (
     TagNotFoundError,
 )
 from lakestore.rest.command import admin_main, serve_main
+from lakestore.system import SYSTEM_TABLES
 from lakestore.table import Table
 from lakestore.units import parse_duration_ms
 
@@ -160,6 +162,14 @@ def cmd_files(args: argparse.Namespace) -> Any:
         row["rows"] += f.rows
         row["bytes"] += f.bytes
     return [shape[k] for k in sorted(shape)]
+
+
+def cmd_inspect(args: argparse.Namespace) -> Any:
+    """Paimon's system table ``args.system`` of the table (``db.t$<system>``), one dict per row."""
+    table = _table(args)
+    if args.snapshot is not None or args.tag is not None:
+        return table.inspect.table(args.system, snapshot_id=args.snapshot, tag=args.tag).to_pylist()
+    return table.inspect.table(args.system).to_pylist()
 
 
 def cmd_index_files(args: argparse.Namespace) -> Any:
@@ -432,6 +442,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--snapshot", type=int)
     p.add_argument("--tag")
     add("tags", cmd_tags, "tags")
+    p = add("inspect", cmd_inspect, "one of Paimon's system tables of the table (as db.t$<system> reads it)")
+    p.add_argument("system", choices=sorted(SYSTEM_TABLES), help="the system table")
+    p.add_argument("--snapshot", type=int, help="files, manifests, partitions, table_indexes, statistics, audit_log, binlog")
+    p.add_argument("--tag")
     p = add("compact", cmd_compact, "compact the table")
     p.add_argument("--full", action="store_true")
     p.add_argument("--partition", action="append", help="k=v[,k2=v2]; repeatable")

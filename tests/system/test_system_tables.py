@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from lakestore.cli import main
 from lakestore.errors import InvalidIdentifierError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
 from lakestore.format.types import parse_type
 from lakestore.meta.schema_change import AddColumn
@@ -232,3 +233,19 @@ def test_java_printing():
     assert object_string(dt.date(1970, 1, 11), parse_type("DATE")) == "10"
     assert object_string(dt.datetime(2024, 1, 2, 3, 4), parse_type("TIMESTAMP(3)")) == "2024-01-02T03:04"
     assert object_string(dt.datetime(2024, 1, 2, 3, 4, 5, 120000), parse_type("TIMESTAMP(6)")) == "2024-01-02T03:04:05.120"
+
+
+def test_cli_inspect(catalog, table, capsys):
+    warehouse = catalog.warehouse
+    assert main(["-q", "--json", "-w", warehouse, "inspect", "db.t", "partitions"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [(p["partition"], p["record_count"]) for p in got] == [
+        ("dt=a", 4),
+        ("dt=b", 1),
+    ]  # the -D row counts: record counts are rows in files
+    assert main(["-q", "--json", "-w", warehouse, "inspect", "db.t", "files", "--snapshot", "1"]) == 0
+    assert [f["file_path"] for f in json.loads(capsys.readouterr().out)] == table.inspect.files(snapshot_id=1).column(
+        "file_path"
+    ).to_pylist()
+    assert main(["-q", "-w", warehouse, "inspect", "db.t$branch_nope", "snapshots"]) == 3
+    assert main(["-q", "-w", warehouse, "inspect", "db.t", "snapshots", "--tag", "x"]) == 1
