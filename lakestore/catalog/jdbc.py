@@ -17,7 +17,8 @@ the same ``uri``, ``warehouse`` and ``catalog-key`` sees the same databases and 
 - ``sync-all-properties``: tables' options mirrored in ``paimon_table_properties``.
 
 Options: ``uri`` (default ``jdbc:sqlite:<warehouse>/jdbc-catalog.sqlite`` for a local warehouse:
-give Paimon Java that same ``uri``), ``jdbc.user`` / ``jdbc.password``, ``catalog-key``
+give Paimon Java that same ``uri``), ``jdbc.user`` / ``jdbc.password`` (and PostgreSQL's ``jdbc.sslmode``, ``jdbc.sslrootcert``,
+``jdbc.sslcert``, ``jdbc.sslkey``; other ``jdbc.*`` driver properties are refused), ``catalog-key``
 (default ``jdbc``), ``lock.enabled`` (default: on for object stores, as Paimon's), the lock's
 ``lock-acquire-timeout`` / ``lock-check-max-sleep`` (``lakestore.io.lock``).
 
@@ -45,6 +46,7 @@ from lakestore.errors import (
 )
 from lakestore.io.factory import local_path
 from lakestore.io.fileio import FileIO, uri_scheme
+from lakestore.io.jdbc import driver_properties
 from lakestore.io.lock import JdbcCatalogLock, parse_bool, table_lock_id
 from lakestore.meta.schema import SchemaManager, TableSchema, new_schema
 from lakestore.meta.schema_change import SchemaChange
@@ -88,7 +90,13 @@ class JdbcCatalog(Catalog):
         super().__init__(warehouse, file_io=file_io, options=opts)
         self.catalog_key = opts.get(CATALOG_KEY, "jdbc")
         self.sync_all_properties = parse_bool(SYNC_ALL_PROPERTIES, opts.get(SYNC_ALL_PROPERTIES, "false"))
-        self.store = JdbcStore(opts[URI], catalog_key=self.catalog_key, user=opts.get("jdbc.user"), password=opts.get("jdbc.password"))
+        self.store = JdbcStore(
+            opts[URI],
+            catalog_key=self.catalog_key,
+            user=opts.get("jdbc.user"),
+            password=opts.get("jdbc.password"),
+            properties=driver_properties(opts[URI], opts),
+        )
         self.store.connect()
         self.lock = self._catalog_lock(opts)
 

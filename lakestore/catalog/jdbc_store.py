@@ -53,21 +53,32 @@ class JdbcStore:
     ``is_duplicate`` recognises.
     """
 
-    def __init__(self, uri: str, *, catalog_key: str = "jdbc", user: str | None = None, password: str | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        *,
+        catalog_key: str = "jdbc",
+        user: str | None = None,
+        password: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
         self.uri = uri
         self.catalog_key = catalog_key
         self.user = user
         self.password = password
+        self.properties = dict(properties or {})
         self.dialect = jdbc.dialect_for(uri)
         self._conn: Any = None
         self._pid = -1
         self._guard = threading.Lock()
 
     def __getstate__(self) -> dict:
-        return {"uri": self.uri, "catalog_key": self.catalog_key, "user": self.user, "password": self.password}
+        keys = ("catalog_key", "user", "password", "properties")
+        return {"uri": self.uri, **{k: getattr(self, k) for k in keys}}
 
     def __setstate__(self, state: dict) -> None:
-        type(self).__init__(self, state["uri"], catalog_key=state["catalog_key"], user=state["user"], password=state["password"])
+        uri = state.pop("uri")
+        type(self).__init__(self, uri, **state)
 
     def __repr__(self) -> str:
         return f"JdbcStore({self.dialect.name}, catalog_key={self.catalog_key!r})"
@@ -86,7 +97,7 @@ class JdbcStore:
 
     def _connection(self) -> Any:
         if self._conn is None or self._pid != os.getpid():
-            conn = jdbc.connect(self.uri, user=self.user, password=self.password)
+            conn = jdbc.connect(self.uri, user=self.user, password=self.password, properties=self.properties)
             for ddl in _DDL:
                 cur = conn.cursor()
                 try:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lakestore.errors import CatalogUnreachableError, InvalidCatalogUriError, MissingDriverError
+from lakestore.errors import CatalogUnreachableError, InvalidCatalogUriError, MissingDriverError, OptionError
 
 JDBC_PREFIX = "jdbc."  # Paimon's JdbcCatalog.PROPERTY_PREFIX
 URI_EXAMPLES = "'jdbc:sqlite:/shared/path/catalog.sqlite' or 'jdbc:postgresql://host:5432/db'"
@@ -109,8 +109,36 @@ def jdbc_properties(options: Mapping[str, str]) -> dict[str, str]:
     return {k[len(JDBC_PREFIX) :]: str(v) for k, v in options.items() if k.startswith(JDBC_PREFIX)}
 
 
-def connect(uri: str, *, user: str | None = None, password: str | None = None, timeout_s: float = 30.0) -> Any:
-    """An autocommit DB-API connection to ``uri``.
+# driver properties PostgreSQL's JDBC driver and libpq (psycopg) both take, under the same names
+_POSTGRES_PROPERTIES = ("sslmode", "sslrootcert", "sslcert", "sslkey")
+
+
+def driver_properties(uri: str, options: Mapping[str, str]) -> dict[str, str]:
+    """The ``jdbc.*`` driver properties besides ``jdbc.user``/``jdbc.password`` that lakestore
+    passes on (PostgreSQL's SSL settings). Any other is refused by name (``OptionError``): a
+    connection made without a property the user asked for (say, encryption) must not happen."""
+    props = {k: v for k, v in jdbc_properties(options).items() if k not in ("user", "password")}
+    allowed = _POSTGRES_PROPERTIES if dialect_for(uri) is POSTGRES else ()
+    refused = sorted(k for k in props if k not in allowed)
+    if refused:
+        names = ", ".join(f"'{JDBC_PREFIX}{k}'" for k in refused)
+        also = f" and {', '.join(JDBC_PREFIX + k for k in allowed)}" if allowed else ""
+        raise OptionError(
+            f"option {names}: lakestore passes only jdbc.user, jdbc.password{also} to the catalog database; "
+            "put other connection parameters in the uri's query where the driver takes them there"
+        )
+    return props
+
+
+def connect(
+    uri: str,
+    *,
+    user: str | None = None,
+    password: str | None = None,
+    properties: Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
+) -> Any:
+    """An autocommit DB-API connection to ``uri``; ``properties`` from ``driver_properties``.
 
     Raises ``InvalidCatalogUriError``, ``MissingDriverError`` or ``CatalogUnreachableError``.
     """
@@ -135,6 +163,7 @@ def connect(uri: str, *, user: str | None = None, password: str | None = None, t
         kwargs["user"] = user
     if password:
         kwargs["password"] = password
+    kwargs.update(properties or {})
     conninfo = postgres_conninfo(uri)
     try:
         return psycopg.connect(conninfo, **kwargs)

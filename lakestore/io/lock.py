@@ -89,6 +89,7 @@ class LockOptions:
     acquire_timeout_ms: int = 480_000
     expire_ms: int | None = None  # None: the acquire timeout, as Paimon does
     key_max_length: int = 255
+    properties: tuple[tuple[str, str], ...] = ()  # jdbc.* driver properties (lakestore.io.jdbc)
 
     @property
     def expire_seconds(self) -> int:
@@ -120,6 +121,7 @@ class LockOptions:
             acquire_timeout_ms=duration_option(LOCK_ACQUIRE_TIMEOUT, options.get(LOCK_ACQUIRE_TIMEOUT, "8 min")),
             expire_ms=duration_option(LOCK_EXPIRE_TIME, expire) if expire is not None else None,
             key_max_length=key_max_length,
+            properties=tuple(sorted(jdbc.driver_properties(uri, options).items())),
         )
 
 
@@ -314,7 +316,7 @@ def _sqlite_integrity_error() -> type[BaseException]:
 
 
 def _postgres_connect(options: LockOptions) -> Any:
-    return jdbc.connect(options.uri, user=options.user, password=options.password)
+    return jdbc.connect(options.uri, user=options.user, password=options.password, properties=dict(options.properties))
 
 
 def _postgres_integrity_error() -> type[BaseException]:

@@ -4,6 +4,7 @@ where Paimon puts them, and every failure is typed."""
 
 from __future__ import annotations
 
+import pickle
 import sqlite3
 import sys
 import threading
@@ -281,3 +282,20 @@ def test_cli_and_resource_take_the_catalog_options(tmp_path: Path, capsys: pytes
     assert cli_main(["-w", str(wh), "-o", "metastore=jdbc", "-o", "uri=jdbc:mysql://x/y", "databases"]) == 1
     assert "jdbc:sqlite:" in capsys.readouterr().err
     assert cli_main(["-w", str(wh), "-o", "metastore", "databases"]) == 2
+
+
+def test_driver_properties_are_passed_on_or_refused(tmp_path: Path, postgres: Any):
+    wh = str(tmp_path / "wh")
+    base = {"metastore": "jdbc", "uri": postgres.uri, "jdbc.user": "lake", "catalog-key": f"k{uuid.uuid4().hex[:10]}"}
+    # the session's server speaks no SSL: 'require' fails there, which shows the property reached the driver
+    with pytest.raises(CatalogUnreachableError, match="SSL"):
+        lakestore.Catalog(wh, options={**base, "jdbc.sslmode": "require"})
+    with pytest.raises(CatalogUnreachableError, match="SSL"):
+        JdbcCatalogLock.from_options({**base, "lock.enabled": "true", "jdbc.sslmode": "require"}).acquire("x")
+    catalog = lakestore.Catalog(wh, options={**base, "jdbc.sslmode": "disable"})
+    catalog.create_database("db")
+    assert pickle.loads(pickle.dumps(catalog.store)).list_databases() == ["db"]  # Spark-style shipping
+    with pytest.raises(OptionError, match="'jdbc.ssl'"):
+        lakestore.Catalog(wh, options={**base, "jdbc.ssl": "true"})
+    with pytest.raises(OptionError, match="'jdbc.journal_mode'"):
+        lakestore.Catalog(wh, options={"metastore": "jdbc", "jdbc.journal_mode": "wal"})
