@@ -432,7 +432,7 @@ def write_iceberg_metadata(src: IcebergSources, snapshot: Snapshot) -> str | Non
         metadata, expired = gen.continued(snapshot, _read_json(file_io, base_path))
     else:
         metadata = gen.fresh(snapshot)
-    file_io.write_bytes(path, json.dumps(metadata, indent=2).encode(), overwrite=True)
+    file_io.write_bytes(path, json.dumps(metadata).encode(), overwrite=True)  # no indent=: the C encoder
     file_io.write_bytes(join(gen.directory, VERSION_HINT), str(sid).encode(), overwrite=True)
     if expired:
         _delete_metadata_versions(gen, sid)
@@ -517,5 +517,5 @@ def update_tag_ref(src: IcebergSources, latest: Snapshot | None, name: str, snap
             return False
         refs[name] = {"snapshot-id": snapshot_id, "type": "tag", "max-ref-age-ms": 2**63 - 1}
     doc["refs"] = refs
-    src.file_io.write_bytes(path, json.dumps(doc, indent=2).encode(), overwrite=True)
+    src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
     return True
