@@ -45,6 +45,7 @@ from lakestore.spark.source import (
     typed_errors,
 )
 from lakestore.spark.stream import ROW_KIND, PaimonStreamReader, PaimonStreamWriter, changelog_requested
+from lakestore.spark.system import SystemTableReader, open_system_table, refuse_write, system_schema
 from lakestore.spark.types import spark_schema, spark_type
 from lakestore.table import Table
 from lakestore.write.input import conform
@@ -63,6 +64,9 @@ class PaimonDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
+        system = open_system_table(self.options)  # "db.t$files": Paimon's system tables
+        if system is not None:
+            return system_schema(system)
         table = open_table(self.options)
         schema = spark_schema(table.schema_at(_read_snapshot(table, self.options)), _columns_option(self.options, table))
         if changelog_requested(self.options):
@@ -70,9 +74,14 @@ class PaimonDataSource(DataSource):
         return schema
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if open_system_table(self.options) is not None:
+            return SystemTableReader(self.options, schema)
         return PaimonReader(self.options, schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
+        system = open_system_table(self.options)
+        if system is not None:
+            raise refuse_write(system)
         return PaimonWriter(self.options, overwrite)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
@@ -86,6 +95,8 @@ class PaimonPushdownDataSource(PaimonDataSource):
     """``format("paimon")`` whose reader takes Spark's pushed filters (see ``register``)."""
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if open_system_table(self.options) is not None:
+            return SystemTableReader(self.options, schema)
         return PaimonFilteringReader(self.options, schema)
 
 
