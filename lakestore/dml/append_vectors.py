@@ -24,9 +24,11 @@ from lakestore.commit.commit import TableCommit
 from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
 from lakestore.dml.checks import check_vectors_writable
 from lakestore.dml.target import RowChangeTable
+from lakestore.errors import CommitConflictError
 from lakestore.format.arrow_ops import as_numpy, from_numpy
 from lakestore.format.deletion_vector import encode_index_file
 from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import (
     ADD,
     DELETION_VECTORS_INDEX,
@@ -65,12 +67,35 @@ def delete_with_vectors(table: RowChangeTable, predicate: Predicate | None, *, c
         raise
     committer = committer_for(table, commit_user)
     try:
+        _check_base(table, snapshot, deleted)
         snapshots = committer.commit(messages)
     except BaseException:
         if not committer.publish_attempted:
             writer.delete_written()  # it provably did not land
         raise
     return snapshots[-1] if snapshots else None
+
+
+def _check_base(table: RowChangeTable, base: Snapshot, deleted: Mapping[BucketKey, Mapping[str, np.ndarray]]) -> None:
+    """``CommitConflictError`` when a commit since ``base`` removed a data file this delete marks
+    (a compaction rewrote it: the vector would miss the rows) or added deletion vectors where this
+    one writes (bucket-unaware tables: for the same data files; bucketed ones: in the same
+    buckets, whose one index file this commit replaces), as Paimon's commit conflict detection."""
+    latest = table.latest_snapshot()
+    if latest is None or latest.id == base.id:
+        return
+    files = {name for per in deleted.values() for name in per}
+    gone = sorted(files - {e.file.file_name for e in live_entries(table.manifests(), latest)})
+    if gone:
+        raise CommitConflictError(f"{table.path}: data files {gone} were rewritten or removed since snapshot {base.id}")
+    before = {e.index_file.file_name for e in _dv_entries(table, base)}
+    unaware = table.schema.core_options().bucket == -1
+    for e in _dv_entries(table, latest):
+        if e.index_file.file_name in before:
+            continue
+        named = {r.data_file for r in e.index_file.dv_ranges or ()}
+        if (files & named) if unaware else (e.partition, e.bucket) in deleted:
+            raise CommitConflictError(f"{table.path}: a commit since snapshot {base.id} changed the deletion vectors this delete writes")
 
 
 def committer_for(table: RowChangeTable, user: str) -> TableCommit:

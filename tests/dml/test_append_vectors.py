@@ -12,7 +12,8 @@ import pytest
 
 import lakestore
 from lakestore import col
-from lakestore.errors import UnsupportedTableError
+from lakestore.dml.append_vectors import _check_base, _selected_positions
+from lakestore.errors import CommitConflictError, UnsupportedTableError
 from tests._support import all_files, data_files
 
 pytestmark = pytest.mark.oracle
@@ -108,3 +109,23 @@ def test_partition_filter_drops_partitions_and_refusals(java: Any, warehouse: Pa
     with pytest.raises(UnsupportedTableError, match="deletion-vectors.enabled"):
         table.write_arrow(rows(range(9, 10)))  # appends stay refused
     assert all_files(table.path) == files and table.latest_snapshot().id == latest
+
+
+def test_concurrent_changes_conflict(java: Any, warehouse: Path, catalog: lakestore.Catalog) -> None:
+    """A delete selected on snapshot N does not commit over a later commit that marked the same
+    files or compacted them away (its vectors would be lost or point at removed files)."""
+    java.create_table(warehouse, "db.a", SCHEMA, partition_keys=["dt"], options=LAYOUTS["unaware"])
+    java.write(warehouse, "db.a", rows(range(0, 10)))
+    java.write(warehouse, "db.a", rows(range(10, 20)))
+    table = catalog.get_table("db.a")
+    base = table.latest_snapshot()
+    marked, _ = _selected_positions(table, base, col("id") == 1)
+    catalog.get_table("db.a").delete(col("id") == 2)  # the same data file, committed in between
+    with pytest.raises(CommitConflictError, match="deletion vectors"):
+        _check_base(catalog.get_table("db.a"), base, marked)
+    base = catalog.get_table("db.a").latest_snapshot()
+    marked, _ = _selected_positions(table, base, col("id") == 3)
+    java.compact(warehouse, "db.a")  # rewrites the data files
+    with pytest.raises(CommitConflictError, match="rewritten or removed"):
+        _check_base(catalog.get_table("db.a"), base, marked)
+    assert ids_of(java.read(warehouse, "db.a")) == sorted(set(range(20)) - {2})
