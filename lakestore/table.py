@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
+from lakestore.compact.postpone import compact_postpone
 from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
 from lakestore.iceberg import IcebergSources, iceberg_enabled, update_tag_ref, write_iceberg_metadata
@@ -215,6 +216,8 @@ class Table:
         ``full=True`` merges every bucket into its last level; otherwise the universal picker
         decides per bucket. Returns the snapshots created (empty if nothing needed compacting).
         """
+        if is_postpone(self.schema):
+            return compact_postpone(self, full=full, partitions=partitions, commit_user=commit_user)
         return compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:

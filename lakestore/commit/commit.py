@@ -371,12 +371,15 @@ class TableCommit:
                 raise CommitConflictError(
                     f"file {entry.file.file_name} (partition bucket {entry.bucket}) is no longer live: a concurrent commit removed it"
                 )
+        # as Paimon's ConflictDetection: entries without a bucket count (postpone bucket -2,
+        # dynamic buckets -1) stand beside a partition's real buckets
         totals: dict[bytes, int] = {}
         for e in base_live:
-            totals.setdefault(e.partition, e.total_buckets)
+            if e.total_buckets > 0:
+                totals.setdefault(e.partition, e.total_buckets)
         for entry in delta:
             existing = totals.get(entry.partition)
-            if entry.kind == ADD and existing is not None and existing != entry.total_buckets:
+            if entry.kind == ADD and entry.total_buckets > 0 and existing is not None and existing != entry.total_buckets:
                 raise CommitConflictError(f"bucket count changed from {existing} to {entry.total_buckets} without an overwrite")
         if self.schema.primary_keys:
             self._check_level_overlaps(base_live, delta)

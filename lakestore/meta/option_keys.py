@@ -201,7 +201,7 @@ _ignore(
 )
 _ignore(
     "ignored: it only takes effect together with another option, which lakestore refuses by name"
-    " (BLOB/VECTOR/VARIANT columns, postpone buckets, format tables,"
+    " (BLOB/VECTOR/VARIANT columns, postpone-bucket sinks of Flink/Spark, format tables,"
     " chain tables, incremental clustering, global indexes)",
     "blob-compaction.enabled",
     "blob.target-file-size",
@@ -223,12 +223,10 @@ _ignore(
     "variant.shredding.maxInferBufferRow",
     "variant.shredding.adaptive.maxInferBufferRow",
     "variant.shredding.adaptive.retentionRatio",
-    "postpone.batch-write-fixed-bucket",
-    "postpone.merge-on-read",
+    "postpone.batch-write-fixed-bucket",  # Flink/Spark batch sinks; lakestore's writes postpone, as Java's core writers
+    "postpone.merge-on-read",  # needs an engine that routes postponed rows to buckets while reading; off by default
     "postpone.batch-write-fixed-bucket.max-parallelism",
-    "postpone.default-bucket-num",
-    "postpone.target-row-num-per-bucket",
-    "postpone.target-size-per-bucket",
+    "postpone.target-size-per-bucket",  # Spark batch sinks only
     "format-table.implementation",
     "format-table.partition-path-only-value",
     "format-table.file.compression",

@@ -140,13 +140,10 @@ def _keep_first_n(text: str) -> int:
     return value
 
 
-POSTPONE_BUCKET_REFUSAL = "bucket=-2 (postpone buckets) is a Paimon feature lakestore does not implement yet"
-
-
 def _bucket(text: str) -> int:
     value = _int(text)
     if value == -2:
-        return value  # postpone buckets: tables another engine created are read (real buckets only), never written
+        return value  # postpone buckets (lakestore/write/postpone.py, lakestore/compact/postpone.py)
     if value == 0 or value < -2:
         raise ValueError("must be a positive bucket count or -1 (dynamic buckets for primary-key tables, bucket-unaware append tables)")
     return value
@@ -164,6 +161,9 @@ _SPECS: dict[str, OptionSpec] = {
     for s in (
         OptionSpec("bucket", "-1", _bucket),
         OptionSpec("bucket-key", None, _name_list),
+        # bucket counts the postpone compaction gives partitions without real buckets (Paimon's PostponeUtils)
+        OptionSpec("postpone.default-bucket-num", "1", _positive_int),
+        OptionSpec("postpone.target-row-num-per-bucket", None, _positive_int),
         OptionSpec("file.format", "parquet", _choice("parquet")),
         OptionSpec("file.format.per.level", "{}", _level_map(_choice("parquet"))),  # parquet at every level
         OptionSpec("file.compression", "zstd", _file_compression),
@@ -437,9 +437,7 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
         # does not have; its append compaction would also have to rewrite the vectors.
         writes.append(("deletion-vectors.enabled", "deletion-vectors.enabled=true on an append table is read-only in lakestore"))
     if options.get("bucket", "-1").strip() == "-2":
-        # Paimon's batch readers see only the real buckets a compaction assigned; lakestore reads
-        # those, and refuses to write (new rows would go to bucket-postpone) or maintain.
-        writes.append(("bucket", POSTPONE_BUCKET_REFUSAL))
+        writes += _postpone_refusals(options, primary_keys)
     if (
         primary_keys
         and options.get("bucket", "-1").strip() == "-1"
@@ -484,6 +482,19 @@ def _row_tracking_refusals(
         reads.append(("vector.file.format", reason))
     key = "data-evolution.enabled" if evolution else "row-tracking.enabled"
     return ((key, f"{key}=true: compaction that keeps row ids is not implemented"),)
+
+
+def _postpone_refusals(options: Mapping[str, str], primary_keys: Sequence[str]) -> list[tuple[str, str]]:
+    """Postpone-bucket tables lakestore does not write (it reads them all: real buckets only)."""
+    out = []
+    if not primary_keys:
+        out.append(("bucket", "bucket=-2 (postpone buckets) on a table without a primary key is not implemented"))
+    if options.get("deletion-vectors.enabled", "false").strip().lower() == "true":
+        out.append(("deletion-vectors.enabled", "bucket=-2 (postpone buckets) with deletion vectors is not implemented"))
+    producer = options.get("changelog-producer", "none").strip().lower()
+    if producer not in ("none", "input"):
+        out.append(("changelog-producer", f"bucket=-2 (postpone buckets) with changelog-producer={producer} is not implemented"))
+    return out
 
 
 def require_supported(unsupported_options: Unsupported, *, operation: str, table: str) -> None:
@@ -579,8 +590,6 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
             if strict or not _write_side(key):
                 raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
             # written by another engine: ``unsupported`` refuses writes by name, reads go on
-        if strict and key == "bucket" and value.strip() == "-2":
-            raise OptionError(POSTPONE_BUCKET_REFUSAL)
         cleaned[key] = value
     return cleaned
 

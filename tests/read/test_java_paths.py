@@ -12,7 +12,6 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.errors import LakestoreError
 from lakestore.meta.file_scan import live_entries
 from tests._support import sort_rows
 from tests.oracle.java_driver import java_oracle
@@ -111,7 +110,8 @@ def test_lakestore_snapshots_read_by_paimon_2(tmp_path):
     _same(java.read(warehouse, "db.t"), t.to_arrow())
 
 
-def test_postpone_bucket_table_read_as_java_reads_it_and_never_written(tmp_path):
+def test_postpone_bucket_table_read_as_java_reads_it(tmp_path):
+    # writes and compaction of such tables: tests/interop/test_java_postpone_buckets.py
     java = java_oracle()
     warehouse = tmp_path / "wh"
     java.create_table(warehouse, "db.t", SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "-2"})
@@ -120,10 +120,3 @@ def test_postpone_bucket_table_read_as_java_reads_it_and_never_written(tmp_path)
     t = lakestore.Catalog(str(warehouse)).get_table("db.t")
     # rows in bucket-postpone are invisible to batch reads until a compaction assigns buckets
     assert t.to_arrow().num_rows == 0 == java.read(warehouse, "db.t").num_rows
-    refusal = r"bucket=-2 \(postpone buckets\) is a Paimon feature lakestore does not implement yet"
-    with pytest.raises(LakestoreError, match=refusal):
-        t.write_arrow(_batch("a", [2], 1.0))
-    catalog = lakestore.Catalog(str(tmp_path / "wh2"))
-    catalog.create_database("db")
-    with pytest.raises(LakestoreError, match="postpone buckets"):
-        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-2"})

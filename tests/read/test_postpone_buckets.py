@@ -1,23 +1,23 @@
 """Postpone-bucket tables (``bucket = -2``, Paimon 1.1+): lakestore reads what Paimon's batch
 readers read (the real buckets a fixed-bucket write or a compaction assigned; rows still in
-``bucket-postpone`` are invisible), and refuses to create, write or maintain them, by name."""
+``bucket-postpone`` are invisible), and writes, compacts and maintains them."""
 
 from __future__ import annotations
 
 import glob
 import json
 import subprocess
+import time
 
 import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.errors import LakestoreError, OptionError, UnsupportedTableError
+from lakestore.errors import LakestoreError, UnsupportedTableError
 from tests._support import assert_same_rows
 from tests.oracle.driver import oracle_available, oracle_python, oracle_read
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.float64())])
-REFUSAL = r"bucket=-2 \(postpone buckets\) is a Paimon feature lakestore does not implement yet"
 
 # pypaimon 2.1: one postponed batch (bucket-postpone/) and one fixed-bucket batch (real buckets,
 # as a compaction or Paimon's batch-write-fixed-bucket leaves them).
@@ -52,7 +52,7 @@ def _pypaimon(warehouse, step: str) -> None:
 
 
 @pytest.mark.skipif(not oracle_available(), reason="oracle venv not available")
-def test_reads_only_real_buckets_and_refuses_writes(tmp_path):
+def test_reads_only_real_buckets_then_writes_and_compacts(tmp_path):
     warehouse = tmp_path / "wh"
     _pypaimon(warehouse, "fixed")
     _pypaimon(warehouse, "postponed")
@@ -63,21 +63,30 @@ def test_reads_only_real_buckets_and_refuses_writes(tmp_path):
     assert sorted(got["id"].to_pylist()) == [1, 2, 3, 4] and set(got["v"].to_pylist()) == {1.0}  # the postponed rows: not yet
     assert_same_rows(got, oracle_read(t.path), ["dt", "id"])
     assert {f.bucket for f in t.live_files()} >= {-2}
-    for action in (
-        lambda: t.write_arrow(pa.table({"dt": ["a"], "id": [5], "v": [1.0]}, schema=SCHEMA)),
-        lambda: t.compact(full=True),
-        lambda: t.expire_snapshots(num_retained_min=1),
-        lambda: t.remove_orphan_files(),
-    ):
-        with pytest.raises(UnsupportedTableError, match=REFUSAL):
-            action()
-    assert json.loads(open(f"{table_dir}/snapshot/LATEST").read()) == 2
+    # lakestore postpones its rows too, and maintenance keeps every postponed file
+    t.write_arrow(pa.table({"dt": ["a"], "id": [5], "v": [3.0]}, schema=SCHEMA))
+    assert t.to_arrow().num_rows == 4
+    t.expire_snapshots(num_retained_min=1)
+    assert t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000).deleted == ()
+    assert len(glob.glob(f"{table_dir}/dt=a/bucket-postpone/*.parquet")) == 2
+    # the compaction gives them real buckets: dt=a keeps its 2, dt=b gets postpone.default-bucket-num
+    [snapshot] = t.compact()
+    assert snapshot.commit_kind == "COMPACT"
+    got = t.to_arrow()
+    expected = {("a", 1): 2.0, ("a", 2): 1.0, ("a", 3): 1.0, ("a", 4): 1.0, ("a", 5): 3.0, ("b", 9): 2.0}
+    assert dict(zip(zip(got["dt"].to_pylist(), got["id"].to_pylist(), strict=True), got["v"].to_pylist(), strict=True)) == expected
+    assert_same_rows(got, oracle_read(t.path), ["dt", "id"])
+    assert {f.bucket for f in t.live_files()} <= {0, 1}
+    assert json.loads(open(f"{table_dir}/snapshot/LATEST").read()) == snapshot.id
 
 
-def test_creating_a_postpone_table_is_refused_by_name(tmp_path):
+def test_postpone_tables_need_a_primary_key(tmp_path):
     catalog = lakestore.Catalog(str(tmp_path / "wh"))
     catalog.create_database("db")
-    with pytest.raises(OptionError, match=REFUSAL):
-        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-2"})
+    t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-2"})
+    assert t.schema.options["bucket"] == "-2"
+    append = catalog.create_table("db.a", schema=SCHEMA, options={"bucket": "-2"})
+    with pytest.raises(UnsupportedTableError, match=r"bucket=-2 \(postpone buckets\) on a table without a primary key"):
+        append.write_arrow(pa.table({"dt": ["a"], "id": [5], "v": [3.0]}, schema=SCHEMA))
     with pytest.raises(LakestoreError, match="positive bucket count"):
-        catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-3"})
+        catalog.create_table("db.t2", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-3"})
