@@ -16,7 +16,7 @@ from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_o
 from lakestore.compact.postpone import compact_postpone
 from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
-from lakestore.iceberg import IcebergSources, iceberg_enabled, update_tag_ref, write_iceberg_metadata
+from lakestore.iceberg import IcebergSources, after_rollback, iceberg_enabled, update_tag_ref, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -886,4 +886,8 @@ class Table:
             if snapshot_id is not None or tag is not None:
                 raise ValueError("rollback_to needs exactly one of snapshot_id=, tag= or watermark=")
             snapshot_id = snapshot_at_watermark(self, watermark, at_or_before=True).id
-        return rollback_to(self, snapshot_id=snapshot_id, tag=tag)
+        target = rollback_to(self, snapshot_id=snapshot_id, tag=tag)
+        sources = self._iceberg_sources()
+        if sources is not None:  # Iceberg readers follow the rollback
+            after_rollback(sources, target)
+        return target

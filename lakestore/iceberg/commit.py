@@ -519,3 +519,42 @@ def update_tag_ref(src: IcebergSources, latest: Snapshot | None, name: str, snap
     doc["refs"] = refs
     src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
     return True
+
+
+def after_rollback(src: IcebergSources, target: Snapshot) -> str | None:
+    """After a rollback to ``target``: the Iceberg metadata of the removed snapshots goes (their
+    metadata files, manifest lists and the manifests they added) and ``version-hint.text`` points
+    at ``target`` again, its metadata rebuilt when it was already deleted. Without this, Iceberg
+    readers would keep reading the rolled-back rows, and the next commits would find stale
+    metadata under their snapshot ids. Returns the metadata path of ``target``."""
+    if not enabled(src.schema.options):
+        return None
+    gen = _Generator(src)
+    file_io = src.file_io
+    path = _metadata_path(gen.directory, target.id)
+    # metadata rebuilt afresh writes new manifests: then every file the removed versions name goes
+    keep_upto = target.id if file_io.exists(path) else 0
+    for version, old_path in _list_versions(file_io, gen.directory):
+        if version <= target.id:
+            continue
+        try:
+            doc = _read_json(file_io, old_path)
+        except (OSError, ValueError):
+            doc = {}
+        for snap in doc.get("snapshots", []):
+            if snap["snapshot-id"] <= keep_upto:
+                continue
+            name = snap["manifest-list"].rsplit("/", 1)[-1]
+            try:
+                metas = gen.io.read_list(name)
+            except OSError:
+                metas = []
+            for meta in metas:
+                if meta.added_snapshot_id > keep_upto:
+                    _delete_quietly(file_io, meta.manifest_path)
+            _delete_quietly(file_io, gen.io.path(name))
+        _delete_quietly(file_io, old_path)
+    if keep_upto:
+        file_io.write_bytes(join(gen.directory, VERSION_HINT), str(target.id).encode(), overwrite=True)
+        return path
+    return write_iceberg_metadata(src, target)

@@ -203,3 +203,27 @@ def test_tags_become_iceberg_refs(tmp_path: Path, con: Any):
     table.delete_tag("first")
     assert metadata_json(latest_metadata(metadata_dir))["refs"] == {}
     assert _agree(con, table, latest_metadata(metadata_dir)) == 6
+
+
+@pytest.mark.parametrize("kept_versions", [0, 10])
+def test_rollback_moves_the_iceberg_metadata_back(tmp_path: Path, con: Any, kept_versions: int):
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    options = {"metadata.iceberg.storage": "table-location", "metadata.iceberg.previous-versions-max": str(kept_versions)}
+    table = catalog.create_table("db.t", schema=SCHEMA, options=options)
+    for i in range(4):
+        table.write_arrow(_batch("2024-01-01", range(i * 2, i * 2 + 2), float(i)))
+    metadata_dir = tmp_path / "db.db" / "t" / "metadata"
+    table.rollback_to(2)
+    assert (metadata_dir / "version-hint.text").read_text() == "2"
+    # v2 kept, or rebuilt (previous-versions-max = 0 had deleted it); v3 and v4 are gone
+    assert sorted(p.name for p in metadata_dir.glob("v*.metadata.json")) == (
+        ["v2.metadata.json"] if not kept_versions else ["v1.metadata.json", "v2.metadata.json"]
+    )
+    assert _agree(con, table, latest_metadata(metadata_dir)) == 4
+    table.write_arrow(_batch("2024-01-02", range(100, 103), 9.0))  # snapshot 3 again, with other rows
+    metadata = latest_metadata(metadata_dir)
+    assert metadata.endswith("v3.metadata.json")
+    assert _agree(con, table, metadata) == 7
+    referenced = {Path(s["manifest-list"]).name for s in metadata_json(metadata)["snapshots"]}
+    assert {p.name for p in metadata_dir.glob("snap-*.avro")} == referenced  # the rolled-back lists are gone
