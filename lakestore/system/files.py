@@ -107,6 +107,25 @@ TABLE_INDEXES = pa.schema(
         pa.field("index_field_name", _STRING),
     ]
 )
+# Paimon's FileKeyRangesTable: the files table's placement and key columns.
+FILE_KEY_RANGES = pa.schema(
+    [
+        FILES.field(name)
+        for name in (
+            "partition",
+            "bucket",
+            "file_path",
+            "file_format",
+            "schema_id",
+            "level",
+            "record_count",
+            "file_size_in_bytes",
+            "min_key",
+            "max_key",
+            "first_row_id",
+        )
+    ]
+)
 # Paimon's FileSource: how a data file came to be.
 _FILE_SOURCES = {0: "APPEND", 1: "COMPACT"}
 # Extensions Paimon's formatIdentifier skips (HadoopCompressionType), as in ``data.zst.parquet``.
@@ -213,6 +232,11 @@ def files(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
             "write_cols": [list(e.file.write_cols) if e.file.write_cols is not None else None for e in entries],
         },
     )
+
+
+def file_key_ranges(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
+    """``files`` without the statistics: where each file is and the key range it holds."""
+    return files(state, travel).select(FILE_KEY_RANGES.names)
 
 
 def manifests(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:

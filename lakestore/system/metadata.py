@@ -61,6 +61,15 @@ TAGS = pa.schema(
 )
 BRANCHES = pa.schema([pa.field("branch_name", pa.string(), nullable=False), pa.field("create_time", _TS, nullable=False)])
 CONSUMERS = pa.schema([pa.field("consumer_id", pa.string(), nullable=False), pa.field("next_snapshot_id", pa.int64(), nullable=False)])
+AGGREGATION_FIELDS = pa.schema(
+    [
+        pa.field("field_name", pa.string(), nullable=False),
+        pa.field("field_type", pa.string(), nullable=False),
+        pa.field("function", pa.string()),
+        pa.field("function_options", pa.string()),
+        pa.field("comment", pa.string()),
+    ]
+)
 STATISTICS = pa.schema(
     [
         pa.field("snapshot_id", pa.int64(), nullable=False),
@@ -134,6 +143,21 @@ def options(state: TableState) -> pa.Table:
     """The table's options (the latest schema's), by key."""
     items = sorted(state.schema.options.items())
     return table_of(OPTIONS, {"key": [k for k, _ in items], "value": [v for _, v in items]})
+
+
+def aggregation_fields(state: TableState) -> pa.Table:
+    """Per column of the latest schema: its type and its ``fields.<column>.*`` options (values
+    as ``function``, keys as ``function_options``, each a Java list: ``[sum]``), by key."""
+    options = sorted(state.schema.options.items())
+    out: dict[str, list[Any]] = {name: [] for name in AGGREGATION_FIELDS.names}
+    for field in state.schema.fields:
+        mine = [(k, v) for k, v in options if len(k.split(".")) > 2 and k.split(".")[0] == "fields" and k.split(".")[1] == field.name]
+        out["field_name"].append(field.name)
+        out["field_type"].append(field.type.to_paimon() if isinstance(field.type.to_paimon(), str) else json.dumps(field.type.to_paimon()))
+        out["function"].append("[" + ", ".join(v for _, v in mine) + "]")
+        out["function_options"].append("[" + ", ".join(k for k, _ in mine) + "]")
+        out["comment"].append(field.description)
+    return table_of(AGGREGATION_FIELDS, out)
 
 
 def tag_list(state: TableState) -> list[Tag]:

@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 from lakestore.format.arrow_ops import from_numpy, from_pylist
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.schema import TableSchema
-from lakestore.read.scan import ScanPlanner
+from lakestore.read.scan import Levels, ScanPlanner
 from lakestore.system.source import LATEST, TableState, TimeTravel
 
 ROW_KIND = "rowkind"
@@ -61,3 +61,16 @@ def binlog(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
         offsets = from_numpy(np.arange(len(column) + 1, dtype=np.int32))
         columns.append(pa.ListArray.from_arrays(offsets, column, type=field.type))
     return pa.Table.from_arrays(columns, schema=output)
+
+
+def read_optimized(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
+    """Paimon's ``$ro``: a primary-key table's rows in its top level only (``num-levels`` - 1;
+    read without merging, so rows not yet compacted there are missing); every row of an append
+    table."""
+    snapshot = state.resolve(travel)
+    schema = state.schema_at(snapshot)
+    schema.require_supported("read", table=state.path)
+    top = schema.core_options().num_levels - 1
+    levels = Levels(low=top, high=top) if schema.primary_keys else None
+    splits = ScanPlanner(schema, state.manifests).plan(snapshot, levels=levels)
+    return state.split_reader(schema).read_all(splits, schema.field_names, None, schema.arrow_schema())

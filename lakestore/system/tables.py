@@ -53,6 +53,9 @@ SYSTEM_TABLES: dict[str, _Kind] = {
     "partitions": _Kind(_files.partitions, _fixed(_files.PARTITIONS), True),
     "buckets": _Kind(_untimed(_files.buckets), _fixed(_files.BUCKETS), False),  # Paimon's reads the latest
     "table_indexes": _Kind(_files.table_indexes, _fixed(_files.TABLE_INDEXES), True),
+    "aggregation_fields": _Kind(_untimed(_metadata.aggregation_fields), _fixed(_metadata.AGGREGATION_FIELDS), False),
+    "file_key_ranges": _Kind(_files.file_key_ranges, _fixed(_files.FILE_KEY_RANGES), True),
+    "ro": _Kind(_rows.read_optimized, lambda schema: schema.arrow_schema(), True),
     "audit_log": _Kind(_rows.audit_log, _rows.audit_log_schema, True),
     "binlog": _Kind(_rows.binlog, _rows.binlog_schema, True),
 }
@@ -165,6 +168,18 @@ class SystemTables:
     def table_indexes(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
         """The snapshot's index files (key hashes, deletion vectors)."""
         return self.table("table_indexes", snapshot_id=snapshot_id, tag=tag)
+
+    def file_key_ranges(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """``files`` without statistics: placement, level, rows and key range of every data file."""
+        return self.table("file_key_ranges", snapshot_id=snapshot_id, tag=tag)
+
+    def aggregation_fields(self) -> pa.Table:
+        """Per column: its type and its ``fields.<column>.*`` options (aggregate functions, ...)."""
+        return self.table("aggregation_fields")
+
+    def read_optimized(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """Paimon's ``$ro``: a primary-key table's top-level rows only (no merge), an append table's rows."""
+        return self.table("ro", snapshot_id=snapshot_id, tag=tag)
 
     def audit_log(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
         """The snapshot's rows with a leading ``rowkind`` column, deleted keys kept as ``-D``."""

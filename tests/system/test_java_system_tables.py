@@ -41,6 +41,9 @@ NAMES = [
     "table_indexes",
     "audit_log",
     "binlog",
+    "file_key_ranges",
+    "aggregation_fields",
+    "ro",
 ]
 
 
@@ -71,9 +74,16 @@ def warehouse(tmp_path_factory, java) -> Path:
     catalog.get_table("db.pk").write_arrow(rows("2024-01-02", [5], -1.0))
     catalog.get_table("db.pk").reset_consumer("reader", 3)
 
-    dyn = catalog.create_table("db.dyn", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "-1"})
+    dyn = catalog.create_table(
+        "db.dyn",
+        schema=SCHEMA,
+        partition_keys=["dt"],
+        primary_keys=["dt", "id"],
+        options={"bucket": "-1", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum", "fields.s.aggregate-function": "max"},
+    )
     dyn.write_arrow(rows("2024-01-01", [1, 2, 3], 1.0))
     dyn.write_arrow(rows("2024-01-02", [4], 1.0))
+    dyn.write_arrow(rows("2024-01-01", [1, 3], 10.0))
 
     java.create_table(
         wh, "db.dv", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1", "deletion-vectors.enabled": "true"}

@@ -249,3 +249,22 @@ def test_cli_inspect(catalog, table, capsys):
     ).to_pylist()
     assert main(["-q", "-w", warehouse, "inspect", "db.t$branch_nope", "snapshots"]) == 3
     assert main(["-q", "-w", warehouse, "inspect", "db.t", "snapshots", "--tag", "x"]) == 1
+
+
+def test_read_optimized_aggregation_fields_and_key_ranges(catalog, table):
+    assert table.inspect.read_optimized().num_rows == 0  # nothing compacted to the top level yet
+    table.compact(full=True)
+    ro = table.inspect.read_optimized().sort_by([("id", "ascending")])
+    assert ro.equals(table.to_arrow().sort_by([("id", "ascending")]))
+    ranges = table.inspect.file_key_ranges()
+    assert ranges.column_names[-3:] == ["min_key", "max_key", "first_row_id"]
+    assert ranges.equals(table.inspect.files().select(ranges.column_names))
+    agg = catalog.create_table(
+        "db.agg", schema=SCHEMA, primary_keys=["dt", "id"], options={"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"}
+    )
+    fields = agg.inspect.aggregation_fields().to_pylist()
+    assert [(f["field_name"], f["field_type"], f["function"], f["function_options"]) for f in fields] == [
+        ("dt", "STRING NOT NULL", "[]", "[]"),
+        ("id", "BIGINT NOT NULL", "[]", "[]"),
+        ("v", "DOUBLE", "[sum]", "[fields.v.aggregate-function]"),
+    ]
