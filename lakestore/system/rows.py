@@ -1,6 +1,7 @@
 """System tables of a table's rows: ``audit_log`` (each row with its ``rowkind``) and ``binlog``
 (the same, each column a one-element array), as Paimon 2.0.0's batch reads of them: the
-snapshot's merged rows, retractions kept (its ``forceKeepDelete``)."""
+snapshot's merged rows, retractions kept (its ``forceKeepDelete``); ``ro`` (the top level of a
+primary-key table) and ``row_tracking`` (rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER``)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from lakestore.errors import UnsupportedTableError
 from lakestore.format.arrow_ops import from_numpy, from_pylist
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.schema import TableSchema
+from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.scan import Levels, ScanPlanner
 from lakestore.system.source import LATEST, TableState, TimeTravel
 
@@ -74,3 +77,23 @@ def read_optimized(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     levels = Levels(low=top, high=top) if schema.primary_keys else None
     splits = ScanPlanner(schema, state.manifests).plan(snapshot, levels=levels)
     return state.split_reader(schema).read_all(splits, schema.field_names, None, schema.arrow_schema())
+
+
+def row_tracking_schema(schema: TableSchema) -> pa.Schema:
+    return pa.schema([*schema.arrow_schema(), *ROW_TRACKING_FIELDS.values()])
+
+
+def row_tracking(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
+    """Paimon's ``$row_tracking``: a row-tracking table's rows with ``_ROW_ID`` and
+    ``_SEQUENCE_NUMBER``. Raises ``UnsupportedTableError`` for other tables, as Paimon refuses them."""
+    snapshot = state.resolve(travel)
+    schema = state.schema_at(snapshot)
+    if not schema.core_options().row_tracking or schema.primary_keys:
+        raise UnsupportedTableError(
+            f"table {state.identifier} has no row tracking (row-tracking.enabled on an append table): no $row_tracking",
+            options=("row-tracking.enabled",),
+        )
+    schema.require_supported("read", table=state.path)
+    output = row_tracking_schema(schema)
+    splits = ScanPlanner(schema, state.manifests).plan(snapshot)
+    return state.split_reader(schema).read_all(splits, output.names, None, output)

@@ -56,6 +56,7 @@ SYSTEM_TABLES: dict[str, _Kind] = {
     "aggregation_fields": _Kind(_untimed(_metadata.aggregation_fields), _fixed(_metadata.AGGREGATION_FIELDS), False),
     "file_key_ranges": _Kind(_files.file_key_ranges, _fixed(_files.FILE_KEY_RANGES), True),
     "ro": _Kind(_rows.read_optimized, lambda schema: schema.arrow_schema(), True),
+    "row_tracking": _Kind(_rows.row_tracking, _rows.row_tracking_schema, True),
     "audit_log": _Kind(_rows.audit_log, _rows.audit_log_schema, True),
     "binlog": _Kind(_rows.binlog, _rows.binlog_schema, True),
 }
@@ -180,6 +181,10 @@ class SystemTables:
     def read_optimized(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
         """Paimon's ``$ro``: a primary-key table's top-level rows only (no merge), an append table's rows."""
         return self.table("ro", snapshot_id=snapshot_id, tag=tag)
+
+    def row_tracking(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+        """A row-tracking table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
+        return self.table("row_tracking", snapshot_id=snapshot_id, tag=tag)
 
     def audit_log(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
         """The snapshot's rows with a leading ``rowkind`` column, deleted keys kept as ``-D``."""

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from lakestore.errors import UnsupportedTableError
 from tests.oracle.java_driver import JavaOracle, java_oracle
 
 pytestmark = pytest.mark.oracle
@@ -25,7 +26,7 @@ SCHEMA = pa.schema(
     [pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.float64()), ("s", pa.string())]
 )
 APPEND = pa.schema([("id", pa.int32()), ("name", pa.string()), ("price", pa.float64()), ("day", pa.date32())])
-TABLES = ["db.pk", "db.dyn", "db.dv", "db.ap", "db.pk$branch_dev"]
+TABLES = ["db.pk", "db.dyn", "db.dv", "db.ap", "db.rt", "db.pk$branch_dev"]
 NAMES = [
     "snapshots",
     "schemas",
@@ -105,6 +106,11 @@ def warehouse(tmp_path_factory, java) -> Path:
         )
     )
     ap.write_arrow(pa.table({"id": [2], "name": ["b"], "price": [0.1], "day": pa.array([0], pa.int32()).cast(pa.date32())}, schema=APPEND))
+    rt = catalog.create_table("db.rt", schema=APPEND, options={"row-tracking.enabled": "true"})
+    rt.write_arrow(
+        pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", "b"], "price": [1.0, 2.0], "day": [None, None]}, schema=APPEND)
+    )
+    rt.write_arrow(pa.table({"id": pa.array([3], pa.int32()), "name": ["c"], "price": [3.0], "day": [None]}, schema=APPEND))
     return wh
 
 
@@ -137,3 +143,16 @@ def test_time_travel_equals_java(java, warehouse, name):
         ours = table.inspect.table(name, **travel)
         theirs = java.read(warehouse, f"db.pk${name}", options=options)
         assert _comparable(name, ours) == _comparable(name, theirs)
+
+
+def test_row_tracking_equals_java(java, warehouse):
+    catalog = lakestore.Catalog(str(warehouse))
+    ours = catalog.get_table("db.rt$row_tracking").to_arrow()
+    theirs = java.read(warehouse, "db.rt$row_tracking")
+    assert ours.schema == theirs.schema
+    assert _comparable("row_tracking", ours) == _comparable("row_tracking", theirs)
+    assert sorted(ours.column("_ROW_ID").to_pylist()) == [0, 1, 2]
+    with pytest.raises(UnsupportedTableError, match="row-tracking"):
+        catalog.get_table("db.pk$row_tracking").to_arrow()
+    with pytest.raises(Exception, match="(?i)row.tracking"):
+        java.read(warehouse, "db.pk$row_tracking")
