@@ -129,8 +129,7 @@ def _is_truncation(schema: TableSchema, predicate: Predicate | None) -> bool:
     if predicate is None:
         return True
     keys = set(schema.partition_keys)
-    force = str(schema.options.get("delete.force-produce-changelog", "false")).strip().lower() == "true"
-    return bool(keys) and predicate.columns() <= keys and not force
+    return bool(keys) and predicate.columns() <= keys and not schema.core_options().get("delete.force-produce-changelog")
 
 
 def _truncate(table: RowChangeTable, predicate: Predicate | None, user: str) -> Snapshot | None:

@@ -271,7 +271,6 @@ _ignore(
     # says what it replaces: overwrite={"dt": ...} one partition, overwrite={} the whole table
     # (Paimon's behaviour with this option false; see the xfail in tests/interop/test_java_tables.py).
     "dynamic-partition-overwrite",
-    "delete.force-produce-changelog",  # Spark's DELETE statement; lakestore has none
 )
 # Keys Paimon generates per field or type: matched by prefix (``fields.`` options are parsed by options.py).
 IGNORED_PREFIXES: dict[str, str] = {

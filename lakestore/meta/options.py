@@ -187,6 +187,9 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("ignore-update-before", "false", _bool),
         OptionSpec("partial-update.remove-record-on-delete", "false", _bool),
         OptionSpec("aggregation.remove-record-on-delete", "false", _bool),
+        # Table.delete with a filter on partition columns only deletes row by row instead of dropping
+        # the partitions (lakestore/dml, Spark's OptimizeMetadataOnlyDeleteFromPaimonTable)
+        OptionSpec("delete.force-produce-changelog", "false", _bool),
         OptionSpec("partial-update.remove-record-on-sequence-group", None, _name_list),
         OptionSpec("record-level.expire-time", None, parse_duration_ms),
         OptionSpec("record-level.time-field", None, str),
