@@ -421,7 +421,6 @@ _ignore(
     "metadata.iceberg.glue.skip-archive",
     "metadata.iceberg.hive-skip-update-stats",
 )
-_refuse("modifiable deletion vectors (append tables) are not implemented", "deletion-vectors.modifiable", allowed=_FALSE)
 _refuse("deletion vectors merged on read are not implemented", "deletion-vectors.merge-on-read", reads=True, allowed=_FALSE)
 _refuse("strict commit mode is not implemented", "commit.strict-mode.last-safe-snapshot")
 _refuse("adding columns before the partition columns is not implemented", "add-column-before-partition", allowed=_FALSE)

@@ -164,6 +164,8 @@ _SPECS: dict[str, OptionSpec] = {
         # bucket counts the postpone compaction gives partitions without real buckets (Paimon's PostponeUtils)
         OptionSpec("postpone.default-bucket-num", "1", _positive_int),
         OptionSpec("postpone.target-row-num-per-bucket", None, _positive_int),
+        # lets an alter switch deletion-vectors.enabled (lakestore/meta/schema_change.py, Paimon's SchemaManager)
+        OptionSpec("deletion-vectors.modifiable", "false", _bool),
         OptionSpec("file.format", "parquet", _choice("parquet")),
         OptionSpec("file.format.per.level", "{}", _level_map(_choice("parquet"))),  # parquet at every level
         OptionSpec("file.compression", "zstd", _file_compression),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -94,6 +94,17 @@ IMMUTABLE_OPTIONS = frozenset(
         "aggregation.remove-record-on-delete",
     }
 )
+# Paimon's SchemaManager: with deletion-vectors.modifiable = true set on the table before the
+# change, deletion-vectors.enabled may be switched (readers then follow the new mode: rows only in
+# level 0 are hidden until a compaction when switched on, merged on read when switched off).
+_MODIFIABLE_WITH = {"deletion-vectors.enabled": "deletion-vectors.modifiable"}
+
+
+def _modifiable(key: str, options: Mapping[str, str]) -> bool:
+    guard = _MODIFIABLE_WITH.get(key)
+    return guard is not None and str(options.get(guard, "false")).strip().lower() == "true"
+
+
 # Paimon's SchemaManager: these may be switched on, never off again
 _ONLY_ON = ("ignore-update-before",)
 
@@ -216,7 +227,7 @@ def apply_changes(schema: TableSchema, changes: Sequence[SchemaChange]) -> Table
                 i = index(change.column)
                 fields[i] = dataclasses.replace(fields[i], description=change.comment)
         elif isinstance(change, (SetOption, RemoveOption)):
-            if change.key in IMMUTABLE_OPTIONS:
+            if change.key in IMMUTABLE_OPTIONS and not _modifiable(change.key, schema.options):
                 raise SchemaChangeError(f"option {change.key!r} cannot be changed on an existing table")
             if change.key in _ONLY_ON and options.get(change.key, "false").lower() == "true":
                 turned_off = isinstance(change, RemoveOption) or str(change.value).strip().lower() != "true"
