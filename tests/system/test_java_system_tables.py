@@ -18,6 +18,7 @@ import pytest
 
 import lakestore
 from lakestore.errors import UnsupportedTableError
+from lakestore.meta.schema_change import AddColumn
 from tests.oracle.java_driver import JavaOracle, java_oracle
 
 pytestmark = pytest.mark.oracle
@@ -106,6 +107,13 @@ def warehouse(tmp_path_factory, java) -> Path:
         )
     )
     ap.write_arrow(pa.table({"id": [2], "name": ["b"], "price": [0.1], "day": pa.array([0], pa.int32()).cast(pa.date32())}, schema=APPEND))
+    # schema evolution: older files lack the new column (its statistics: all null)
+    catalog.alter_table("db.ap", [AddColumn("extra", pa.int64())])
+    evolved = APPEND.append(pa.field("extra", pa.int64()))
+    day = pa.array([5], pa.int32()).cast(pa.date32())
+    catalog.get_table("db.ap").write_arrow(
+        pa.table({"id": pa.array([9], pa.int32()), "name": ["z"], "price": [9.5], "day": day, "extra": [7]}, schema=evolved)
+    )
     rt = catalog.create_table("db.rt", schema=APPEND, options={"row-tracking.enabled": "true"})
     rt.write_arrow(
         pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", "b"], "price": [1.0, 2.0], "day": [None, None]}, schema=APPEND)
