@@ -4,14 +4,16 @@
 as Paimon does (``lakestore.catalog.factory``):
 
 - ``filesystem`` (default): ``<warehouse>/<db>.db/<table>/`` (``lakestore.catalog.filesystem``);
-- ``jdbc``: Paimon's JDBC catalog over SQLite or PostgreSQL (``lakestore.catalog.jdbc``).
+- ``jdbc``: Paimon's JDBC catalog over SQLite or PostgreSQL (``lakestore.catalog.jdbc``);
+- ``rest``: Paimon's REST catalog protocol, e.g. ``lakestore serve`` (``lakestore.catalog.rest``).
 """
 
 from lakestore.catalog.factory import METASTORE, METASTORES, catalog_class
 from lakestore.catalog.filesystem import BRANCH_SEPARATOR, Catalog, parse_identifier, split_branch
 from lakestore.catalog.jdbc import JdbcCatalog
+from lakestore.catalog.rest import RestCatalog
 
 # the metastores lakestore implements: the one place a new catalog joins
-METASTORES.update({"filesystem": Catalog, "jdbc": JdbcCatalog})
+METASTORES.update({"filesystem": Catalog, "jdbc": JdbcCatalog, "rest": RestCatalog})
 
-__all__ = ["BRANCH_SEPARATOR", "METASTORE", "Catalog", "JdbcCatalog", "catalog_class", "parse_identifier", "split_branch"]
+__all__ = ["BRANCH_SEPARATOR", "METASTORE", "Catalog", "JdbcCatalog", "RestCatalog", "catalog_class", "parse_identifier", "split_branch"]

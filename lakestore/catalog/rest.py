@@ -1,0 +1,314 @@
+"""Paimon's REST catalog as a lakestore catalog (``metastore=rest``): databases, tables and
+schema changes go to a REST catalog server (``uri``, bearer ``token``; ``warehouse`` is the
+catalog name sent to ``/v1/config``), and every snapshot commit goes to the server's commit
+endpoint, which publishes it (tables of a local warehouse; lakestore writes the data and
+manifest files at the table's path as Paimon's clients do). Tested against ``lakestore serve``.
+
+Raises ``CatalogUnreachableError`` when the server cannot be reached, ``RestCatalogAccessError``
+for a missing or refused token (401/403), the catalog's not-found/already-exists errors for
+404/409, ``CatalogError`` for any other refusal; with the server's message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from lakestore.catalog.filesystem import Catalog, parse_identifier, split_branch
+from lakestore.errors import (
+    CatalogError,
+    CatalogUnreachableError,
+    CommitError,
+    DatabaseAlreadyExistsError,
+    DatabaseNotFoundError,
+    OptionError,
+    TableAlreadyExistsError,
+    TableNotFoundError,
+)
+from lakestore.format.types import DataField
+from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.meta.branch import MAIN_BRANCH
+from lakestore.meta.schema import new_schema
+from lakestore.meta.schema_change import (
+    AddColumn,
+    DropColumn,
+    RemoveOption,
+    RenameColumn,
+    SchemaChange,
+    SetOption,
+    UpdateColumnType,
+    UpdateComment,
+    to_data_type,
+)
+from lakestore.table import Table
+
+_SNAPSHOT_FILE = re.compile(r"^(?P<root>.+)/snapshot/snapshot-(?P<id>\d+)$")
+_BRANCH_ROOT = re.compile(r"^/branch/branch-(?P<name>[^/]+)$")
+
+
+class RestCatalogAccessError(CatalogError):
+    """The REST catalog server refused the token (401) or the operation (403)."""
+
+
+class RestClient:
+    """The HTTP side: JSON requests with the bearer token, the protocol's errors as lakestore's."""
+
+    def __init__(self, uri: str, token: str | None, *, timeout: float = 60.0) -> None:
+        self.uri = uri.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.prefix = ""
+
+    def call(self, method: str, path: str, body: Any = None, query: Mapping[str, str] | None = None) -> Any:
+        url = self.uri + path + (f"?{urllib.parse.urlencode(dict(query))}" if query else "")
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as err:
+            raise _error(err.code, err.read(), f"{method} {path}") from None
+        except OSError as exc:
+            raise CatalogUnreachableError(f"REST catalog at {self.uri} cannot be reached: {exc}") from exc
+        return json.loads(raw) if raw else {}
+
+    def path(self, *segments: str) -> str:
+        return "/v1/" + "/".join(urllib.parse.quote(s, safe="") for s in (self.prefix, *segments))
+
+
+def _error(status: int, raw: bytes, what: str) -> CatalogError:
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    message = f"{what}: {doc.get('message') or status}"
+    kind = doc.get("resourceType")
+    if status in (401, 403):
+        return RestCatalogAccessError(message)
+    if status == 404:
+        return DatabaseNotFoundError(message) if kind == "DATABASE" else TableNotFoundError(message)
+    if status == 409 and kind in ("DATABASE", "TABLE"):
+        return DatabaseAlreadyExistsError(message) if kind == "DATABASE" else TableAlreadyExistsError(message)
+    return CatalogError(f"{message} (HTTP {status})")
+
+
+class ServerCommitFileIO(LocalFileIO):
+    """A local file IO whose snapshot publishes of one table are the server's commits."""
+
+    def __init__(self, client: RestClient, database: str, table: str, table_path: str, table_id: str | None) -> None:
+        super().__init__()
+        self.client = client
+        self.database, self.table = database, table
+        self.table_path = table_path.rstrip("/")
+        self.table_id = table_id
+
+    def try_publish(self, path: str, data: bytes) -> bool:
+        match = _SNAPSHOT_FILE.match(path)
+        if match is None or not match["root"].startswith(self.table_path):
+            return super().try_publish(path, data)
+        rest = match["root"][len(self.table_path) :]
+        on_branch = _BRANCH_ROOT.match(rest)
+        if rest and on_branch is None:
+            return super().try_publish(path, data)
+        branch = on_branch["name"] if on_branch is not None else MAIN_BRANCH
+        snapshot_id = int(match["id"])
+        base_uuid = None
+        previous = f"{match['root']}/snapshot/snapshot-{snapshot_id - 1}"
+        if snapshot_id > 1 and self.exists(previous):
+            base_uuid = json.loads(self.read_bytes(previous)).get("uuid")
+        name = self.table if branch == MAIN_BRANCH else f"{self.table}$branch_{branch}"
+        body = {"tableId": self.table_id, "snapshot": json.loads(data), "baseSnapshotUuid": base_uuid, "statistics": []}
+        answer = self.client.call("POST", self.client.path("databases", self.database, "tables", name, "commit"), body)
+        if not isinstance(answer, dict) or not isinstance(answer.get("success"), bool):
+            raise CommitError(f"the REST catalog answered a commit with {answer!r}")
+        return bool(answer["success"])
+
+
+def _schema_json(
+    arrow: pa.Schema, partition_keys: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str] | None, comment: str | None
+) -> dict[str, Any]:
+    schema = new_schema(arrow, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
+    return {
+        "fields": [f.to_json() for f in schema.fields],
+        "partitionKeys": list(schema.partition_keys),
+        "primaryKeys": list(schema.primary_keys),
+        "options": dict(schema.options),
+        "comment": schema.comment,
+    }
+
+
+def _type_json(value: Any) -> Any:
+    return DataField(0, "_", to_data_type(value)).to_json()["type"]
+
+
+def _change_json(change: SchemaChange) -> dict[str, Any]:
+    if isinstance(change, SetOption):
+        return {"action": "setOption", "key": change.key, "value": change.value}
+    if isinstance(change, RemoveOption):
+        return {"action": "removeOption", "key": change.key}
+    if isinstance(change, UpdateComment):
+        if change.column is None:
+            return {"action": "updateComment", "comment": change.comment}
+        return {"action": "updateColumnComment", "fieldNames": [change.column], "newComment": change.comment}
+    if isinstance(change, AddColumn):
+        move = {"fieldName": change.name, "type": "FIRST"} if change.first else None
+        if change.after is not None:
+            move = {"fieldName": change.name, "referenceFieldName": change.after, "type": "AFTER"}
+        return {
+            "action": "addColumn",
+            "fieldNames": [change.name],
+            "dataType": _type_json(change.type),
+            "comment": change.comment,
+            "move": move,
+        }
+    if isinstance(change, DropColumn):
+        return {"action": "dropColumn", "fieldNames": [change.name]}
+    if isinstance(change, RenameColumn):
+        return {"action": "renameColumn", "fieldNames": [change.name], "newName": change.new_name}
+    if isinstance(change, UpdateColumnType):
+        return {"action": "updateColumnType", "fieldNames": [change.name], "newDataType": _type_json(change.type), "keepNullability": False}
+    raise OptionError(f"schema change {change!r} cannot be sent to a REST catalog")
+
+
+class RestCatalog(Catalog):
+    """``lakestore.Catalog("lakestore", options={"metastore": "rest", "uri": ..., "token": ...})``."""
+
+    def __init__(self, warehouse: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> None:
+        self.options = {str(k): str(v) for k, v in (options or {}).items()}
+        self.warehouse = str(warehouse)
+        uri = self.options.get("uri")
+        if not uri or not uri.startswith(("http://", "https://")):
+            raise OptionError(f"metastore=rest needs option 'uri' = the server's http(s):// address, got {uri!r}")
+        self.client = RestClient(uri, self.options.get("token"))
+        config = self.client.call("GET", "/v1/config", query={"warehouse": self.warehouse})
+        merged = {**(config.get("defaults") or {}), **self.options, **(config.get("overrides") or {})}
+        self.client.prefix = str(merged.get("prefix", ""))
+        self.file_io = file_io or LocalFileIO()
+
+    def __repr__(self) -> str:
+        return f"RestCatalog({self.client.uri!r}, warehouse={self.warehouse!r})"
+
+    def _paged(self, path: str, key: str) -> list[str]:
+        names: list[str] = []
+        token: str | None = None
+        while True:
+            answer = self.client.call("GET", path, query={"pageToken": token} if token else None)
+            names.extend(answer.get(key) or [])
+            token = answer.get("nextPageToken")
+            if not token:
+                return names
+
+    # -- databases ----------------------------------------------------------------------------
+    def database_path(self, name: str) -> str:
+        return str(self.client.call("GET", self.client.path("databases", name)).get("location"))
+
+    def database_exists(self, name: str) -> bool:
+        try:
+            self.client.call("GET", self.client.path("databases", name))
+        except DatabaseNotFoundError:
+            return False
+        return True
+
+    def create_database(self, name: str, *, exist_ok: bool = False) -> None:
+        try:
+            self.client.call("POST", self.client.path("databases"), {"name": name, "options": {}})
+        except DatabaseAlreadyExistsError:
+            if not exist_ok:
+                raise
+
+    def list_databases(self) -> list[str]:
+        return self._paged(self.client.path("databases"), "databases")
+
+    def drop_database(self, name: str, *, cascade: bool = False, missing_ok: bool = False) -> None:
+        try:
+            if not cascade and self.list_tables(name):
+                raise TableAlreadyExistsError(f"database {name!r} is not empty; pass cascade=True")
+            self.client.call("DELETE", self.client.path("databases", name))
+        except DatabaseNotFoundError:
+            if not missing_ok:
+                raise
+
+    # -- tables -------------------------------------------------------------------------------
+    def _meta(self, identifier: str) -> tuple[str, str, dict[str, Any]]:
+        base, branch = split_branch(identifier)
+        database, table = parse_identifier(base)
+        name = table if branch == MAIN_BRANCH else f"{table}$branch_{branch}"
+        return database, table, self.client.call("GET", self.client.path("databases", database, "tables", name))
+
+    def table_path(self, identifier: str) -> str:
+        return str(self._meta(identifier)[2]["path"])
+
+    def table_exists(self, identifier: str) -> bool:
+        try:
+            self._meta(identifier)
+        except (TableNotFoundError, DatabaseNotFoundError):
+            return False
+        return True
+
+    def list_tables(self, database: str) -> list[str]:
+        return self._paged(self.client.path("databases", database, "tables"), "tables")
+
+    def create_table(
+        self,
+        identifier: str,
+        *,
+        schema: pa.Schema,
+        partition_keys: Sequence[str] = (),
+        primary_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        exist_ok: bool = False,
+    ) -> Table:
+        database, table = parse_identifier(identifier)
+        body = {
+            "identifier": {"database": database, "object": table},
+            "schema": _schema_json(schema, partition_keys, primary_keys, options, comment),
+        }
+        try:
+            self.client.call("POST", self.client.path("databases", database, "tables"), body)
+        except TableAlreadyExistsError:
+            if not exist_ok:
+                raise
+        return self.get_table(identifier)
+
+    def get_table(self, identifier: str) -> Table:
+        database, table, meta = self._meta(identifier)
+        path = str(meta.get("path") or "")
+        if "://" in path and not path.startswith("file://"):
+            raise OptionError(f"table {identifier!r} lives at {path}: the REST catalog client reads and writes local warehouses only")
+        path = path.removeprefix("file://")
+        file_io = ServerCommitFileIO(self.client, database, table, path, meta.get("id"))
+        _, branch = split_branch(identifier)
+        return Table(path, file_io=file_io, identifier=f"{database}.{table}", branch=branch)
+
+    def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
+        database, table, _ = self._meta(identifier)
+        base, branch = split_branch(identifier)
+        name = table if branch == MAIN_BRANCH else f"{table}$branch_{branch}"
+        body = {"changes": [_change_json(c) for c in changes]}
+        self.client.call("POST", self.client.path("databases", database, "tables", name), body)
+        return self.get_table(identifier)
+
+    def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
+        database, table = parse_identifier(identifier)
+        try:
+            self.client.call("DELETE", self.client.path("databases", database, "tables", table))
+        except (TableNotFoundError, DatabaseNotFoundError):
+            if not missing_ok:
+                raise
+
+    def rename_table(self, source: str, target: str) -> None:
+        sdb, stable = parse_identifier(source)
+        tdb, ttable = parse_identifier(target)
+        body = {"source": {"database": sdb, "object": stable}, "destination": {"database": tdb, "object": ttable}}
+        self.client.call("POST", self.client.path("tables", "rename"), body)
