@@ -240,9 +240,12 @@ def file_key_ranges(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
 
 
 def manifests(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
-    """The data manifests of the snapshot (base, then delta), with their partition ranges."""
+    """The snapshot's manifests (base, delta, then changelog, as Paimon's ``readAllManifests``),
+    with their partition ranges."""
     snapshot = state.resolve(travel)
     metas = data_manifests(state.manifests, snapshot) if snapshot is not None else []
+    if snapshot is not None and snapshot.changelog_manifest_list:
+        metas += state.manifests.read_list(snapshot.changelog_manifest_list)
     partitions = _partitions(state)
     return table_of(
         MANIFESTS,

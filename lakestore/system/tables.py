@@ -155,7 +155,7 @@ class SystemTables:
         return self.table("files", snapshot_id=snapshot_id, tag=tag)
 
     def manifests(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
-        """The snapshot's data manifests."""
+        """The snapshot's manifests: data (base, delta), then changelog."""
         return self.table("manifests", snapshot_id=snapshot_id, tag=tag)
 
     def partitions(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:

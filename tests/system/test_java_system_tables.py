@@ -63,7 +63,9 @@ def warehouse(tmp_path_factory, java) -> Path:
     wh = tmp_path_factory.mktemp("system") / "wh"
     catalog = lakestore.Catalog(str(wh))
     catalog.create_database("db")
-    pk = catalog.create_table("db.pk", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
+    pk = catalog.create_table(
+        "db.pk", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2", "changelog-producer": "input"}
+    )
     pk.write_arrow(rows("2024-01-01", [1, 2, 3], 1.0))
     pk.write_arrow(rows("2024-01-02", [4, 5], 2.5))
     java.write(wh, "db.pk", rows("2024-01-01", [2, 6], 10.0))
