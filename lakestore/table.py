@@ -7,7 +7,7 @@ import functools
 import logging
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import pyarrow as pa
 
@@ -44,6 +44,7 @@ from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
+from lakestore.scan import ScanArgs, ScanSpec, TableScan, scan_spec
 from lakestore.system import SystemTables, TableState
 from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
@@ -418,8 +419,55 @@ class Table:
         timestamp_ms: int | None = None,
         watermark: int | None = None,
     ) -> list[Split]:  # noqa: A002
-        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
-        return self._plan_splits(snapshot, schema, filter, self._created_after(snapshot_id, tag, timestamp_ms, watermark))
+        """The splits a read merges (``table.scan(...).plan()``)."""
+        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark).plan()
+
+    def scan(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        filter: Predicate | None = None,  # noqa: A002
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+        watermark: int | None = None,
+        limit: int | None = None,
+        incremental_between: Bounds | None = None,
+        incremental_between_timestamp: Bounds | None = None,
+        incremental_scan_mode: str | None = None,
+    ) -> TableScan:
+        """An immutable batch read of this table (see ``to_arrow`` for the arguments); refine it
+        with ``.filter()`` / ``.select()`` and run it with ``.to_arrow()``, ``.to_batches()``,
+        ``.count()``, ``.to_polars()``, ...
+
+        Example::
+
+            scan = table.scan(tag="2024-01-01").filter(lakestore.col("id") > 10).select("id", "v")
+            rows = scan.to_arrow()
+
+        Raises:
+            ValueError: more than one time-travel argument, or a negative limit.
+        """
+        spec = scan_spec(
+            columns,
+            filter=filter,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            timestamp_ms=timestamp_ms,
+            watermark=watermark,
+            limit=limit,
+            incremental_between=incremental_between,
+            incremental_between_timestamp=incremental_between_timestamp,
+            incremental_scan_mode=incremental_scan_mode,
+        )
+        return TableScan(self, spec)
+
+    def _scan_name(self) -> str:
+        return self.identifier
+
+    def _scan_plan(self, spec: ScanSpec) -> list[Split]:
+        snapshot, schema = self._read_target(*spec.travel)
+        return self._plan_splits(snapshot, schema, spec.filter, self._created_after(*spec.travel))
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
         return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
@@ -461,18 +509,41 @@ class Table:
         whatever its row kind; with ``"diff"`` (and between two tags) the rows of the end
         snapshot that differ from the start snapshot's (``lakestore.lifecycle.incremental``). The
         table's own ``scan.*`` and ``incremental-between*`` options are honoured the same way
-        when no such argument is given."""
+        when no such argument is given. A shortcut for ``table.scan(...).to_arrow()``.
+
+        Raises:
+            SchemaMismatchError: a selected or filtered column does not exist.
+            SnapshotNotFoundError: the time-travel target does not exist.
+            TagNotFoundError: the named tag does not exist.
+            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
+            ValueError: time travel and an incremental range given together.
+        """
+        return self.scan(
+            columns=columns,
+            filter=filter,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            timestamp_ms=timestamp_ms,
+            watermark=watermark,
+            limit=limit,
+            incremental_between=incremental_between,
+            incremental_between_timestamp=incremental_between_timestamp,
+            incremental_scan_mode=incremental_scan_mode,
+        ).to_arrow()
+
+    def _scan_arrow(self, spec: ScanSpec) -> pa.Table:
+        columns, filter, limit = spec.columns, spec.filter, spec.limit  # noqa: A001
         incremental = self._incremental(
-            incremental_between, incremental_between_timestamp, incremental_scan_mode, (snapshot_id, tag, timestamp_ms, watermark)
+            spec.incremental_between, spec.incremental_between_timestamp, spec.incremental_scan_mode, spec.travel
         )
         if incremental is not None:
             return self._read_incremental(incremental, columns, filter, limit)
-        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
-        two = self._two_branch_read(snapshot, schema, columns, filter, (snapshot_id, tag, timestamp_ms, watermark))
+        snapshot, schema = self._read_target(*spec.travel)
+        two = self._two_branch_read(snapshot, schema, columns, filter, spec.travel)
         if two is not None:
             rows = pa.concat_tables(list(two[0]))
             return rows if limit is None else rows.slice(0, limit)
-        created_after = self._created_after(snapshot_id, tag, timestamp_ms, watermark)
+        created_after = self._created_after(*spec.travel)
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
 
@@ -493,8 +564,9 @@ class Table:
     ) -> Iterator[pa.RecordBatch]:  # noqa: A002
         """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
         batches, read split by split: memory holds a few splits' (or data files') rows at a
-        time, whatever the table's size. ``batch_size``: at most this many rows per batch."""
-        reader = self.to_arrow_batch_reader(
+        time, whatever the table's size. ``batch_size``: at most this many rows per batch.
+        A shortcut for ``table.scan(...).to_batches()``; raises as ``to_arrow``."""
+        return self.scan(
             columns=columns,
             filter=filter,
             snapshot_id=snapshot_id,
@@ -502,12 +574,10 @@ class Table:
             timestamp_ms=timestamp_ms,
             watermark=watermark,
             limit=limit,
-            batch_size=batch_size,
             incremental_between=incremental_between,
             incremental_between_timestamp=incremental_between_timestamp,
             incremental_scan_mode=incremental_scan_mode,
-        )
-        return iter(reader)
+        ).to_batches(batch_size=batch_size)
 
     def to_arrow_batch_reader(
         self,
@@ -524,20 +594,36 @@ class Table:
         incremental_between_timestamp: Bounds | None = None,
         incremental_scan_mode: str | None = None,
     ) -> pa.RecordBatchReader:  # noqa: A002
-        """``to_batches`` as a ``pyarrow.RecordBatchReader`` (for DuckDB, Polars, IPC writers)."""
+        """``to_batches`` as a ``pyarrow.RecordBatchReader`` (for DuckDB, Polars, IPC writers).
+        A shortcut for ``table.scan(...).to_arrow_batch_reader()``; raises as ``to_arrow``."""
+        return self.scan(
+            columns=columns,
+            filter=filter,
+            snapshot_id=snapshot_id,
+            tag=tag,
+            timestamp_ms=timestamp_ms,
+            watermark=watermark,
+            limit=limit,
+            incremental_between=incremental_between,
+            incremental_between_timestamp=incremental_between_timestamp,
+            incremental_scan_mode=incremental_scan_mode,
+        ).to_arrow_batch_reader(batch_size=batch_size)
+
+    def _scan_reader(self, spec: ScanSpec, batch_size: int | None) -> pa.RecordBatchReader:
+        columns, filter, limit = spec.columns, spec.filter, spec.limit  # noqa: A001
         incremental = self._incremental(
-            incremental_between, incremental_between_timestamp, incremental_scan_mode, (snapshot_id, tag, timestamp_ms, watermark)
+            spec.incremental_between, spec.incremental_between_timestamp, spec.incremental_scan_mode, spec.travel
         )
         if incremental is not None:
             rows = self._read_incremental(incremental, columns, filter, limit)
             return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_size))
-        snapshot, schema = self._read_target(snapshot_id, tag, timestamp_ms, watermark)
-        two = self._two_branch_read(snapshot, schema, columns, filter, (snapshot_id, tag, timestamp_ms, watermark))
+        snapshot, schema = self._read_target(*spec.travel)
+        two = self._two_branch_read(snapshot, schema, columns, filter, spec.travel)
         if two is not None:
             rows = pa.concat_tables(list(two[0]))
             rows = rows if limit is None else rows.slice(0, limit)
             return pa.RecordBatchReader.from_batches(two[1], rows.to_batches(max_chunksize=batch_size))
-        created_after = self._created_after(snapshot_id, tag, timestamp_ms, watermark)
+        created_after = self._created_after(*spec.travel)
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
         tables = self.split_reader(schema).iter_tables(splits, selected, filter, limit=limit)
         batches = (b for t in tables for b in t.cast(arrow_schema).to_batches(max_chunksize=batch_size))
@@ -629,27 +715,17 @@ class Table:
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema)
 
-    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
-        return self.to_arrow(**kwargs).to_pandas()
+    def to_pandas(self, **scan: Unpack[ScanArgs]) -> pd.DataFrame:
+        """The rows of ``table.scan(**scan)`` as a pandas DataFrame."""
+        return self.scan(**scan).to_pandas()
 
-    def to_polars(self, **kwargs: Any) -> pl.DataFrame:
-        try:
-            import polars  # noqa: PLC0415 - optional dependency
-        except ImportError as exc:
-            raise ImportError("to_polars() needs the 'polars' package") from exc
-        return cast("pl.DataFrame", polars.from_arrow(self.to_arrow(**kwargs)))
+    def to_polars(self, **scan: Unpack[ScanArgs]) -> pl.DataFrame:
+        """The rows of ``table.scan(**scan)`` as a Polars DataFrame (needs polars)."""
+        return cast("pl.DataFrame", self.scan(**scan).to_polars())
 
-    def to_duckdb(self, connection: Any = None, *, name: str | None = None, **kwargs: Any) -> Any:
-        """Register the table's rows in DuckDB (optional dependency) and return the relation."""
-        try:
-            import duckdb  # noqa: PLC0415 - optional dependency
-        except ImportError as exc:
-            raise ImportError("to_duckdb() needs the 'duckdb' package") from exc
-        con = connection or duckdb.connect()
-        data = self.to_arrow(**kwargs)
-        view = name or self.identifier.replace(".", "_")
-        con.register(view, data)
-        return con.table(view)
+    def to_duckdb(self, connection: Any = None, *, name: str | None = None, **scan: Unpack[ScanArgs]) -> Any:
+        """Register the rows of ``table.scan(**scan)`` in DuckDB (needs duckdb) and return the relation."""
+        return self.scan(**scan).to_duckdb(connection, name=name)
 
     # -- reads over time ----------------------------------------------------------------------
     def _refuse_delta_reads(self, what: str) -> None:
