@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"iceberg"},
     {"lifecycle", "dml"},
     {"system"},
+    {"scan"},
     {"table"},
     {"catalog"},
     {"rest"},
@@ -32,7 +33,7 @@ LAYERS: list[set[str]] = [
 ]
 LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
 # Optional dependencies imported where they are used, so lakestore works without them.
-OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark", "starlette", "uvicorn"}
+OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark", "starlette", "uvicorn", "ray"}
 
 
 def _unit(path: Path) -> str:
