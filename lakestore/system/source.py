@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from lakestore.format.arrow_ops import from_pylist
@@ -110,7 +111,7 @@ def java_double(value: float, *, single: bool = False) -> str:
         return "Infinity" if value > 0 else "-Infinity"
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    text = repr(float(f"{value:.9g}")) if single else repr(value)
+    text = str(np.float32(value)) if single else repr(value)  # the shortest digits that read back
     sign, digits, exponent = decimal.Decimal(text).as_tuple()
     number = "".join(map(str, digits)).rstrip("0") or "0"
     point = len(digits) + int(exponent)  # digits before the decimal point

@@ -9,6 +9,7 @@ an append table; the ``dev`` branch of the first table."""
 
 from __future__ import annotations
 
+import decimal
 import json
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,17 @@ SCHEMA = pa.schema(
     [pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.float64()), ("s", pa.string())]
 )
 APPEND = pa.schema([("id", pa.int32()), ("name", pa.string()), ("price", pa.float64()), ("day", pa.date32())])
-TABLES = ["db.pk", "db.dyn", "db.dv", "db.ap", "db.rt", "db.pk$branch_dev"]
+TABLES = ["db.pk", "db.dyn", "db.dv", "db.ap", "db.rt", "db.multi", "db.pk$branch_dev"]
+MULTI = pa.schema(
+    [
+        ("p", pa.int32()),
+        ("d", pa.date32()),
+        ("ts", pa.timestamp("ms")),
+        ("amount", pa.decimal128(10, 2)),
+        ("flag", pa.bool_()),
+        ("f", pa.float32()),
+    ]
+)
 NAMES = [
     "snapshots",
     "schemas",
@@ -115,6 +126,21 @@ def warehouse(tmp_path_factory, java) -> Path:
     day = pa.array([5], pa.int32()).cast(pa.date32())
     catalog.get_table("db.ap").write_arrow(
         pa.table({"id": pa.array([9], pa.int32()), "name": ["z"], "price": [9.5], "day": day, "extra": [7]}, schema=evolved)
+    )
+    # partitions of several types, a null one (the default partition name); statistics of more types
+    multi = catalog.create_table("db.multi", schema=MULTI, partition_keys=["p", "d"])
+    multi.write_arrow(
+        pa.table(
+            {
+                "p": pa.array([1, None, 1], pa.int32()),
+                "d": pa.array([19000, 19001, 19000], pa.int32()).cast(pa.date32()),
+                "ts": pa.array([1_700_000_000_123, 1_700_000_001_000, None], pa.int64()).cast(pa.timestamp("ms")),
+                "amount": pa.array([decimal.Decimal("1.50"), decimal.Decimal("-2.25"), None], pa.decimal128(10, 2)),
+                "flag": [True, False, None],
+                "f": pa.array([0.1, 2.5, None], pa.float32()),
+            },
+            schema=MULTI,
+        )
     )
     rt = catalog.create_table("db.rt", schema=APPEND, options={"row-tracking.enabled": "true"})
     rt.write_arrow(
