@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from lakestore.format.arrow_ops import min_max
 from lakestore.format.binary_row import encode_rows
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, kv_file_schema
-from lakestore.format.parquet import ROW_GROUP_ROWS, writer_options
+from lakestore.format.parquet import ROW_GROUP_ROWS, uses_int96, writer_options
 from lakestore.format.types import DataType
 from lakestore.merge import retract_count
 from lakestore.meta.manifest import DataFileMeta, SimpleStats
@@ -83,6 +83,7 @@ class SortedRunWriter:
         self._file_schema = kv_file_schema(self._user_schema, self._key_names, {f.name: f.id for f in schema.fields})
         self._stats_on = bool(self._plan.names)
         self._open: tuple[Any, pq.ParquetWriter, Any, _FileStats] | None = None
+        self._int96 = False  # the open file stores its timestamps as INT96
         self.files: list[DataFileMeta] = []
 
     def write(self, rows: pa.Table) -> None:
@@ -101,6 +102,8 @@ class SortedRunWriter:
         columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
         columns += [rows.column(f.name) for f in self._user_schema]
         table = pa.Table.from_arrays(columns, schema=self._file_schema)
+        if self._open is not None and self._int96 and not uses_int96(table):
+            self._close()  # INT96 holds none of this batch's timestamps lakestore reads back right
         if self._open is None:
             self._start(table)
         assert self._open is not None
@@ -115,9 +118,9 @@ class SortedRunWriter:
         name, path = new.name, new.path
         context = self.writer.file_io.open_output(path)
         sink = context.__enter__()
-        parquet = pq.ParquetWriter(
-            sink, first.schema, **writer_options(first, self.writer.compression(self.level), self.options.file_compression_zstd_level)
-        )
+        options = writer_options(first, self.writer.compression(self.level), self.options.file_compression_zstd_level)
+        self._int96 = bool(options["use_deprecated_int96_timestamps"])
+        parquet = pq.ParquetWriter(sink, first.schema, **options)
         self._open = (context, parquet, sink, _FileStats(name, path))
 
     def _account(self, stats: _FileStats, rows: pa.Table) -> None:

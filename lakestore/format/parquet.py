@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -56,6 +56,65 @@ def compression_options(compression: str, zstd_level: int = 1) -> dict[str, obje
     return {"compression": compression}
 
 
+def _has_nanoseconds(t: pa.DataType) -> bool:
+    if pa.types.is_timestamp(t):
+        return t.unit == "ns"
+    return any(_has_nanoseconds(t.field(i).type) for i in range(t.num_fields))
+
+
+def _leaves(array: pa.Array) -> Iterator[pa.Array]:
+    """The timestamp arrays inside ``array`` (itself, or nested in structs, lists and maps)."""
+    t = array.type
+    if pa.types.is_timestamp(t):
+        yield array
+    elif pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            yield from _leaves(array.field(i))
+    elif pa.types.is_map(t):
+        yield from _leaves(array.keys)
+        yield from _leaves(array.items)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        yield from _leaves(array.flatten())
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
+_NS_SECONDS = (2**63 - 1) // 1_000_000_000  # what a nanosecond timestamp spans either side of 1970
+
+
+def _fits_nanoseconds(table: pa.Table) -> bool:
+    """Whether every coarser-than-nanosecond timestamp in ``table`` lies in the range of
+    nanosecond timestamps (INT96 values are read back as nanoseconds)."""
+    for column in table.columns:
+        if not _has_timestamp(column.type):
+            continue
+        for leaf in _leaves(column.combine_chunks()):
+            unit = leaf.type.unit
+            if unit == "ns" or leaf.null_count == len(leaf):
+                continue
+            bounds = pc.min_max(leaf.cast(pa.int64()))
+            limit = _NS_SECONDS * _PER_SECOND[unit]
+            if bounds["min"].as_py() < -limit or bounds["max"].as_py() > limit:
+                return False
+    return True
+
+
+def _has_timestamp(t: pa.DataType) -> bool:
+    if pa.types.is_timestamp(t):
+        return True
+    return any(_has_timestamp(t.field(i).type) for i in range(t.num_fields))
+
+
+def uses_int96(table: pa.Table) -> bool:
+    """Paimon 2.0 writes TIMESTAMP(7..9) and TIMESTAMP_LTZ(7..9) as INT96 (its
+    ParquetSchemaConverter), which Paimon 1.x reads right and INT64 nanoseconds it misreads.
+    pyarrow writes INT96 for every timestamp column of a file or for none, and reads INT96 as
+    nanoseconds: a file with a nanosecond column has all its timestamps as INT96 (Paimon reads
+    INT96 at any precision), unless one of its coarser timestamps lies outside the years
+    1677..2262 that nanoseconds span; then the file keeps INT64 timestamps (nanoseconds as
+    TIMESTAMP(NANOS), which Paimon 2.0 reads and 1.x does not)."""
+    return any(_has_nanoseconds(f.type) for f in table.schema) and _fits_nanoseconds(table)
+
+
 def writer_options(table: pa.Table, compression: str, zstd_level: int = 1) -> dict[str, object]:
     """Every ``pq.ParquetWriter`` argument of a data file but the sink and schema."""
     return {
@@ -63,6 +122,7 @@ def writer_options(table: pa.Table, compression: str, zstd_level: int = 1) -> di
         "store_schema": False,
         "write_page_checksum": True,
         **encoding_options(table),
+        "use_deprecated_int96_timestamps": uses_int96(table),
     }
 
 

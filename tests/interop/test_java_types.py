@@ -1,8 +1,8 @@
 """Every column type the Java oracle carries, both ways: Paimon Java (2.0.0 and 1.4.2) writes and
 lakestore reads; lakestore writes and Java reads; then each engine continues the other's table.
 
-TIMESTAMP(9) is checked on its own: Paimon writes it to parquet as INT96, lakestore as INT64
-nanoseconds, which Paimon 2.0.0 reads and 1.4.2 misreads."""
+TIMESTAMP(9) is checked on its own: Paimon writes it to parquet as INT96 and so does lakestore
+(tests/interop/test_java_timestamp_int96.py has the mixed-precision files)."""
 
 from __future__ import annotations
 
@@ -56,21 +56,7 @@ def test_lakestore_writes_every_type_java_reads(java_any, catalog, warehouse, pr
         assert rows(catalog.get_table("db.t").to_arrow(), names) == rows(expected, names)
 
 
-@pytest.mark.parametrize(
-    "version",
-    [
-        "2.0.0",
-        pytest.param(
-            "1.4.2",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="lakestore writes TIMESTAMP(9) to parquet as INT64 TIMESTAMP(NANOS); Paimon (2.0.0 and 1.4.2) writes INT96. "
-                "Paimon 1.4.2 reads lakestore's INT64 nanoseconds as microseconds: 2024-01-01 00:00:00.123456789 comes back as "
-                "1775-12-10 07:45:15.829817152, and a 1.4.2 compaction rewrites that wrong value (2.0.0 reads and compacts it right)",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("version", ["2.0.0", "1.4.2"])
 def test_java_reads_timestamp9_lakestore_wrote(catalog, warehouse, version):
     java = java_oracle(version)
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("ts9", pa.timestamp("ns"))])
