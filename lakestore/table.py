@@ -138,7 +138,7 @@ class Table:
                 schema_manager=self.schema_manager,
                 snapshot_manager=self.snapshot_manager,
                 manifests=self._manifests,
-                resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag),
+                resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag, travel.timestamp_ms),
                 split_reader=self.split_reader,
                 schema_at=self.schema_at,
             )

@@ -1,6 +1,6 @@
 """Paimon's system tables through the ``paimon`` data source:
 ``spark.read.format("paimon").option("warehouse", wh).load("db.t$files")`` (also
-``db.t$branch_dev$files``; ``.option("snapshot-id", N)`` / ``.option("tag", T)`` time-travel the
+``db.t$branch_dev$files``; ``.option("snapshot-id", N)`` / ``"tag"`` / ``"timestamp-millis"`` time-travel the
 tables that read a snapshot). Read-only: writes are refused by name."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import lakestore
 from lakestore import errors
 from lakestore.system import SystemTable, split_system_table
 
-_SOURCE_ONLY = ("path", "warehouse", "snapshot-id", "tag", "columns")
+_SOURCE_ONLY = ("path", "warehouse", "snapshot-id", "tag", "timestamp-millis", "columns")
 
 
 def open_system_table(options: Mapping[str, str]) -> SystemTable | None:
@@ -65,9 +65,14 @@ class SystemTableReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         table = open_system_table(self.options)
         assert table is not None
-        snapshot, tag = self.options.get("snapshot-id"), self.options.get("tag")
+        snapshot, tag, timestamp = self.options.get("snapshot-id"), self.options.get("tag"), self.options.get("timestamp-millis")
         if table.time_travel:
-            data = table.to_arrow(columns=self.names, snapshot_id=int(snapshot) if snapshot is not None else None, tag=tag)
+            data = table.to_arrow(
+                columns=self.names,
+                snapshot_id=int(snapshot) if snapshot is not None else None,
+                tag=tag,
+                timestamp_ms=int(timestamp) if timestamp is not None else None,
+            )
         else:
             data = table.to_arrow(columns=self.names)
         yield from data.cast(_spark_arrow(data.schema)).to_batches()

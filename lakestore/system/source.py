@@ -35,11 +35,13 @@ _EPOCH_DATE = dt.date(1970, 1, 1)
 
 @dataclass(frozen=True)
 class TimeTravel:
-    """Where a system table that reads a snapshot looks: the latest (all None), a snapshot id or a
-    tag (Paimon's ``scan.snapshot-id`` / ``scan.tag-name`` on the system table)."""
+    """Where a system table that reads a snapshot looks: the latest (all None), a snapshot id, a
+    tag or a time (Paimon's ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis``
+    on the system table)."""
 
     snapshot_id: int | None = None
     tag: str | None = None
+    timestamp_ms: int | None = None
 
 
 LATEST = TimeTravel()

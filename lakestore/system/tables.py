@@ -90,23 +90,26 @@ class SystemTables:
     """``table.inspect``: Paimon's system tables of the table (on its branch) as Arrow tables,
     with Paimon 2.0.0's column names, order and types. Timestamps are local wall-clock time, as
     Paimon's TIMESTAMP(3) columns show them. The tables that read a snapshot take ``snapshot_id=``
-    or ``tag=`` (default: the latest). Each raises what reading the table's metadata raises
+    ``tag=`` or ``timestamp_ms=`` (default: the latest). Each raises what reading the table's metadata raises
     (``CorruptMetadataError``, ``SnapshotNotFoundError``, ``TagNotFoundError``)."""
 
     def __init__(self, state: TableState) -> None:
         self._state = state
 
-    def table(self, name: str, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
-        """The system table ``name`` (``"files"``, ...). Raises ``TableNotFoundError`` for an
-        unknown name, ``ValueError`` for time travel on a table that reads no snapshot."""
+    def table(self, name: str, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+        """The system table ``name`` (``"files"``, ...), of the latest snapshot or the one
+        ``snapshot_id``, ``tag`` or ``timestamp_ms`` (the last committed by then) names. Raises
+        ``TableNotFoundError`` for an unknown name, ``ValueError`` for time travel on a table that
+        reads no snapshot or more than one time-travel argument."""
         kind = SYSTEM_TABLES.get(name.lower())
         if kind is None:
             raise TableNotFoundError(f"unknown system table {name!r} (known: {', '.join(SYSTEM_TABLES)})")
-        if not kind.travels and (snapshot_id is not None or tag is not None):
-            raise ValueError(f"system table {name!r} reads no snapshot: it takes no snapshot_id= or tag=")
-        if snapshot_id is not None and tag is not None:
-            raise ValueError("give snapshot_id= or tag=, not both")
-        return kind.read(self._state, TimeTravel(snapshot_id=snapshot_id, tag=tag))
+        given = [x for x in (snapshot_id, tag, timestamp_ms) if x is not None]
+        if given and not kind.travels:
+            raise ValueError(f"system table {name!r} reads no snapshot: it takes no snapshot_id=, tag= or timestamp_ms=")
+        if len(given) > 1:
+            raise ValueError("give one of snapshot_id=, tag=, timestamp_ms=")
+        return kind.read(self._state, TimeTravel(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms))
 
     def system_table(self, name: str) -> SystemTable:
         """System table ``name`` as a read-only table object (what ``"db.t$<name>"`` names in a
@@ -146,53 +149,53 @@ class SystemTables:
         """Every consumer and the next snapshot it will read."""
         return self.table("consumers")
 
-    def statistics(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def statistics(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """The snapshot's statistics (Paimon's ``ANALYZE``), empty when it has none."""
-        return self.table("statistics", snapshot_id=snapshot_id, tag=tag)
+        return self.table("statistics", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def files(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def files(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """Every data file of the snapshot: partition, bucket, path, level, rows, bytes, keys, statistics."""
-        return self.table("files", snapshot_id=snapshot_id, tag=tag)
+        return self.table("files", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def manifests(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def manifests(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """The snapshot's manifests: data (base, delta), then changelog."""
-        return self.table("manifests", snapshot_id=snapshot_id, tag=tag)
+        return self.table("manifests", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def partitions(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def partitions(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """Per partition: rows, bytes, files, last update, buckets."""
-        return self.table("partitions", snapshot_id=snapshot_id, tag=tag)
+        return self.table("partitions", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
     def buckets(self) -> pa.Table:
         """Per partition and bucket of the latest snapshot: rows, bytes, files, last update."""
         return self.table("buckets")
 
-    def table_indexes(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def table_indexes(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """The snapshot's index files (key hashes, deletion vectors)."""
-        return self.table("table_indexes", snapshot_id=snapshot_id, tag=tag)
+        return self.table("table_indexes", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def file_key_ranges(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def file_key_ranges(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """``files`` without statistics: placement, level, rows and key range of every data file."""
-        return self.table("file_key_ranges", snapshot_id=snapshot_id, tag=tag)
+        return self.table("file_key_ranges", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
     def aggregation_fields(self) -> pa.Table:
         """Per column: its type and its ``fields.<column>.*`` options (aggregate functions, ...)."""
         return self.table("aggregation_fields")
 
-    def read_optimized(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def read_optimized(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """Paimon's ``$ro``: a primary-key table's top-level rows only (no merge), an append table's rows."""
-        return self.table("ro", snapshot_id=snapshot_id, tag=tag)
+        return self.table("ro", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def row_tracking(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def row_tracking(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """A row-tracking table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
-        return self.table("row_tracking", snapshot_id=snapshot_id, tag=tag)
+        return self.table("row_tracking", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def audit_log(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def audit_log(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """The snapshot's rows with a leading ``rowkind`` column, deleted keys kept as ``-D``."""
-        return self.table("audit_log", snapshot_id=snapshot_id, tag=tag)
+        return self.table("audit_log", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
-    def binlog(self, *, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
+    def binlog(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
         """``audit_log`` with each column packed in an array."""
-        return self.table("binlog", snapshot_id=snapshot_id, tag=tag)
+        return self.table("binlog", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
 
 # What a SystemTable refuses by name: the data table's writing and maintenance methods.
@@ -249,10 +252,17 @@ class SystemTable:
         """Whether the table reads a snapshot (takes ``snapshot_id=`` / ``tag=``)."""
         return SYSTEM_TABLES[self.name].travels
 
-    def to_arrow(self, *, columns: Sequence[str] | None = None, snapshot_id: int | None = None, tag: str | None = None) -> pa.Table:
-        """The rows, optionally only ``columns`` (in that order). Raises ``SchemaMismatchError``
-        naming unknown columns."""
-        data = self._tables.table(self.name, snapshot_id=snapshot_id, tag=tag)
+    def to_arrow(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+    ) -> pa.Table:
+        """The rows, optionally only ``columns`` (in that order); time travel as
+        ``SystemTables.table``. Raises ``SchemaMismatchError`` naming unknown columns."""
+        data = self._tables.table(self.name, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
         if columns is None:
             return data
         unknown = [c for c in columns if c not in data.column_names]

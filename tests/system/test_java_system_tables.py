@@ -175,7 +175,12 @@ def test_system_table_equals_java(java, warehouse, identifier, name):
 @pytest.mark.parametrize("name", ["files", "manifests", "partitions", "table_indexes", "audit_log", "binlog"])
 def test_time_travel_equals_java(java, warehouse, name):
     table = lakestore.Catalog(str(warehouse)).get_table("db.pk")
-    for travel, options in (({"snapshot_id": 2}, {"scan.snapshot-id": "2"}), ({"tag": "t1"}, {"scan.tag-name": "t1"})):
+    at = table.snapshot(2).time_millis
+    for travel, options in (
+        ({"snapshot_id": 2}, {"scan.snapshot-id": "2"}),
+        ({"tag": "t1"}, {"scan.tag-name": "t1"}),
+        ({"timestamp_ms": at}, {"scan.timestamp-millis": str(at)}),
+    ):
         ours = table.inspect.table(name, **travel)
         theirs = java.read(warehouse, f"db.pk${name}", options=options)
         assert _comparable(name, ours) == _comparable(name, theirs)
