@@ -146,8 +146,11 @@ class TableCommit:
         overwrite: Overwrite = None,
         watermark: int | None = None,
         properties: Mapping[str, str] | None = None,
+        operation: str | None = None,
     ) -> list[Snapshot]:
         """Commit the messages; returns the snapshots created (APPEND or OVERWRITE, then COMPACT).
+        ``operation``: the snapshots' ``operation`` (Paimon 2.0's ``Snapshot.Operation``, e.g.
+        ``"DELETE"``, ``"UPDATE"``, ``"TRUNCATE"``, as its commits ``withOperation`` record it).
 
         An identical retry (same commit user and identifier) that already landed returns the
         landed snapshots and commits nothing twice. If the data landed but the writer's own
@@ -178,7 +181,7 @@ class TableCommit:
                 append_index.add(m, types=(DELETION_VECTORS_INDEX, HASH_INDEX))
         start = self.snapshots.latest_id()
         out: list[Snapshot] = []
-        common: dict[str, Any] = dict(watermark=watermark, properties=properties)
+        common: dict[str, Any] = dict(watermark=watermark, properties=properties, operation=operation)
         self.publish_attempted = False
         try:
             if overwrite is not None and overwrite is not False:
@@ -262,6 +265,7 @@ class TableCommit:
         overwrite: Overwrite = None,
         watermark: int | None,
         properties: Mapping[str, str] | None,
+        operation: str | None = None,
     ) -> Snapshot:
         retries = self.options.commit_max_retries
         overtaken = False  # a snapshot this commit published was replaced by another engine's
@@ -300,7 +304,7 @@ class TableCommit:
             if self.options.get("manifest.delete-file-drop-stats"):
                 delta = [_without_value_stats(e) if e.kind == DELETE else e for e in delta]
             snapshot, written = self._write_snapshot(
-                kind, latest, delta, changelog, identifier, watermark, properties, attempt_index, live_index
+                kind, latest, delta, changelog, identifier, watermark, properties, attempt_index, live_index, operation
             )
             self._hook("before-publish")
             self.publish_attempted = True  # from here on, an error leaves the outcome unknown
@@ -414,6 +418,7 @@ class TableCommit:
         properties: Mapping[str, str] | None,
         index: _IndexChanges,
         live_index: list[IndexManifestEntry],
+        operation: str | None = None,
     ) -> tuple[Snapshot, _Attempt]:
         attempt = _Attempt()
         index_manifest: str | None = None
@@ -493,6 +498,7 @@ class TableCommit:
             delta_record_count=added - removed,
             watermark=watermark if watermark is not None else (latest.watermark if latest is not None else None),
             properties=dict(properties) if properties else None,
+            operation=operation,
             **{**_inherited(latest, self.schema.id), **({"index_manifest": index_manifest} if index_manifest else {}), **next_row_id},
         )
         return snapshot, attempt

@@ -68,7 +68,7 @@ def delete_with_vectors(table: RowChangeTable, predicate: Predicate | None, *, c
     committer = committer_for(table, commit_user)
     try:
         _check_base(table, snapshot, deleted)
-        snapshots = committer.commit(messages)
+        snapshots = committer.commit(messages, operation="DELETE")
     except BaseException:
         if not committer.publish_attempted:
             writer.delete_written()  # it provably did not land

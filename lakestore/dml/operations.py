@@ -66,7 +66,7 @@ def delete_rows(table: RowChangeTable, predicate: Predicate | None, *, commit_us
     check_row_kinds_kept(schema, "delete", table=name)
     snapshot = table.latest_snapshot()
     rows = matching_rows(table, snapshot, predicate)
-    return _write(table, rows, DELETE, user)
+    return _write(table, rows, DELETE, user, operation="DELETE")
 
 
 def update_rows(
@@ -80,7 +80,8 @@ def update_rows(
     check_filter(schema, predicate, table=name)
     schema.require_supported("write", table=name)
     rows = matching_rows(table, table.latest_snapshot(), predicate)
-    return _write(table, set_columns(schema, assignments, rows, table=name), UPDATE_AFTER, commit_user or str(uuid.uuid4()))
+    updated = set_columns(schema, assignments, rows, table=name)
+    return _write(table, updated, UPDATE_AFTER, commit_user or str(uuid.uuid4()), operation="UPDATE")
 
 
 def upsert_rows(table: RowChangeTable, data: InputData, *, commit_user: str | None = None) -> Snapshot | None:
@@ -105,9 +106,11 @@ def _tables(data: InputData) -> list[pa.Table]:
     return [pa.Table.from_batches([b]) if isinstance(b, pa.RecordBatch) else b for b in data]
 
 
-def _write(table: RowChangeTable, rows: pa.Table | list[pa.Table], row_kind: int | None, user: str) -> Snapshot | None:
-    """One commit of ``rows`` through the table's write: nothing is left behind unless it may
-    have landed."""
+def _write(
+    table: RowChangeTable, rows: pa.Table | list[pa.Table], row_kind: int | None, user: str, *, operation: str | None = None
+) -> Snapshot | None:
+    """One commit of ``rows`` through the table's write (its snapshots record ``operation``, as
+    paimon-spark's DELETE and UPDATE commits do): nothing is left behind unless it may have landed."""
     with table.new_write(commit_user=user) as write:  # aborts on any error
         write.write_arrow(rows, row_kind=row_kind)
         messages = write.prepare_commit()
@@ -115,7 +118,7 @@ def _write(table: RowChangeTable, rows: pa.Table | list[pa.Table], row_kind: int
             return None
         committer = table.new_commit(commit_user=user)
         try:
-            snapshots = committer.commit(messages)
+            snapshots = committer.commit(messages, operation=operation)
         except BaseException:
             if committer.publish_attempted:
                 write.close()  # a publish may have landed: its files must stay
@@ -153,5 +156,5 @@ def _truncate(table: RowChangeTable, predicate: Predicate | None, user: str) -> 
         if not selected.num_rows:
             return None
         overwrite = selected.to_pylist()
-    snapshots = committer_for(table, user).commit([], overwrite=overwrite)
+    snapshots = committer_for(table, user).commit([], overwrite=overwrite, operation="TRUNCATE")
     return snapshots[-1] if snapshots else None

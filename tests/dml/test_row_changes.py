@@ -164,7 +164,7 @@ def test_delete_writes_minus_d_rows_with_new_sequence_numbers(catalog: lakestore
     table.write_arrow(pa.Table.from_pylist([{"dt": "a", "id": i, "v": i, "s": "x"} for i in range(5)], schema=SCHEMA))
     before = table.live_files()
     snapshot = table.delete(col("v") >= 3)
-    assert snapshot is not None and snapshot.commit_kind == "APPEND"
+    assert snapshot is not None and snapshot.commit_kind == "APPEND" and snapshot.operation == "DELETE"
     changes = table.read_changes(from_snapshot_id=1)
     assert sorted(changes.to_pylist(), key=lambda r: r["id"]) == [{"dt": "a", "id": i, "v": i, "s": "x", "_row_kind": "-D"} for i in (3, 4)]
     old = [e.file for e in live_entries(table.manifests(), table.snapshot(1))]
@@ -179,7 +179,7 @@ def test_partition_filters_drop_partitions(catalog: lakestore.Catalog) -> None:
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options={"bucket": "1"})
     table.write_arrow(pa.Table.from_pylist([{"dt": d, "id": 1, "v": 1, "s": "x"} for d in "abc"], schema=SCHEMA))
     snapshot = table.delete(col("dt").isin(["a", "c"]))
-    assert snapshot is not None and snapshot.commit_kind == "OVERWRITE"
+    assert snapshot is not None and snapshot.commit_kind == "OVERWRITE" and snapshot.operation == "TRUNCATE"
     assert {f.partition["dt"] for f in table.live_files()} == {"b"}
     assert table.delete(col("dt") == "zz") is None  # no partition matched: nothing committed
     assert table.delete().commit_kind == "OVERWRITE"
@@ -294,7 +294,8 @@ def test_update_writes_plus_u_rows(catalog: lakestore.Catalog) -> None:
         "db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options={"bucket": "1", "changelog-producer": "input"}
     )
     table.write_arrow(pa.Table.from_pylist([{"dt": "a", "id": i, "v": i, "s": "x"} for i in range(3)], schema=SCHEMA))
-    assert table.update(set={"s": "y", "v": 7}, filter=col("id") >= 1) is not None
+    snapshot = table.update(set={"s": "y", "v": 7}, filter=col("id") >= 1)
+    assert snapshot is not None and snapshot.operation == "UPDATE"
     changes = table.read_changes(from_snapshot_id=1)
     assert sorted(changes.to_pylist(), key=lambda r: r["id"]) == [{"dt": "a", "id": i, "v": 7, "s": "y", "_row_kind": "+U"} for i in (1, 2)]
     assert table.update(set={"s": "z"}, filter=col("id") == 99) is None  # nothing matched: no commit
