@@ -319,3 +319,14 @@ def test_cross_partition_tables(java: Any, warehouse: Path, catalog: lakestore.C
     ]
     assert rows_of(catalog.get_table("db.x").to_arrow()) == sorted(want, key=lambda r: (r["dt"], r["id"]))
     assert rows_of(java.read(warehouse, "db.x")) == sorted(want, key=lambda r: (r["dt"], r["id"]))
+
+
+def test_empty_tables_and_streams(catalog: lakestore.Catalog) -> None:
+    """Nothing to change commits nothing; upsert takes record batch streams."""
+    table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options={"bucket": "1"})
+    assert table.delete(col("v") > 1) is None and table.delete() is None
+    assert table.update(set={"s": "y"}) is None
+    assert table.latest_snapshot() is None
+    data = pa.Table.from_pylist([{"dt": "a", "id": i, "v": i, "s": "x"} for i in range(4)], schema=SCHEMA)
+    snapshot = table.upsert(pa.RecordBatchReader.from_batches(SCHEMA, data.to_batches(max_chunksize=2)))
+    assert snapshot is not None and snapshot.id == 1 and table.to_arrow().num_rows == 4
