@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakestore.compact.task import interval_partition
-from lakestore.errors import UnsupportedTableError
+from lakestore.errors import SnapshotNotFoundError, UnsupportedTableError
 from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
 from lakestore.iceberg import types as itypes
@@ -412,7 +412,8 @@ def _read_json(file_io: FileIO, path: str) -> dict[str, Any]:
 
 def write_iceberg_metadata(src: IcebergSources, snapshot: Snapshot) -> str | None:
     """Write the Iceberg metadata of ``snapshot`` (a no-op when it exists). Returns the path of
-    its ``v<N>.metadata.json``, or None when the table has no Iceberg metadata storage.
+    its ``v<N>.metadata.json``, or None when the table has no Iceberg metadata storage or the
+    metadata of a later snapshot already exists (it is never replaced by an older one).
 
     Raises ``UnsupportedTableError`` for columns or partition types Iceberg metadata cannot
     describe (as Paimon does), and what the file system raises."""
@@ -421,6 +422,9 @@ def write_iceberg_metadata(src: IcebergSources, snapshot: Snapshot) -> str | Non
     gen = _Generator(src)
     file_io = src.file_io
     sid = snapshot.id
+    later = [version for version, _ in _list_versions(file_io, gen.directory) if version > sid]
+    if later and _snapshot_exists(src, max(later)):
+        return None  # a later snapshot's metadata landed first (concurrent committers): it supersedes this one
     if sid == 1 and file_io.exists(gen.directory):
         file_io.delete_dir(gen.directory)  # a table created again under the same name
     path = _metadata_path(gen.directory, sid)
@@ -443,6 +447,14 @@ def write_iceberg_metadata(src: IcebergSources, snapshot: Snapshot) -> str | Non
     else:
         _delete_metadata_versions(gen, sid)
     return path
+
+
+def _snapshot_exists(src: IcebergSources, snapshot_id: int) -> bool:
+    try:
+        src.snapshot_of(snapshot_id)
+    except SnapshotNotFoundError:
+        return False  # metadata of a dropped table of the same name (hadoop-catalog)
+    return True
 
 
 def _expire_list(gen: _Generator, to_expire: str, following: str) -> None:

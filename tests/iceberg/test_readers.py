@@ -14,6 +14,7 @@ from pyiceberg.table import StaticTable
 
 import lakestore
 from lakestore.errors import OptionError, UnsupportedTableError
+from lakestore.iceberg import write_iceberg_metadata
 from tests.iceberg.readers import all_readers, duckdb_connection, latest_metadata, metadata_json, sorted_rows
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64()), ("name", pa.string())])
@@ -227,3 +228,40 @@ def test_rollback_moves_the_iceberg_metadata_back(tmp_path: Path, con: Any, kept
     assert _agree(con, table, metadata) == 7
     referenced = {Path(s["manifest-list"]).name for s in metadata_json(metadata)["snapshots"]}
     assert {p.name for p in metadata_dir.glob("snap-*.avro")} == referenced  # the rolled-back lists are gone
+
+
+def test_metadata_of_an_older_snapshot_never_replaces_a_newer_one(tmp_path: Path):
+    """Concurrent committers may finish their post-commit steps out of order: the metadata of a
+    later snapshot is never superseded (version-hint.text stays on it)."""
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": "table-location"})
+    table.write_arrow(_batch("2024-01-01", range(0, 2), 1.0))
+    table.write_arrow(_batch("2024-01-01", range(2, 4), 2.0))
+    metadata_dir = tmp_path / "db.db" / "t" / "metadata"
+    assert not (metadata_dir / "v1.metadata.json").exists()
+    sources = table._iceberg_sources()
+    assert sources is not None
+    assert write_iceberg_metadata(sources, table.snapshot(1)) is None
+    assert (metadata_dir / "version-hint.text").read_text() == "2"
+    assert sorted(p.name for p in metadata_dir.glob("v*.metadata.json")) == ["v2.metadata.json"]
+
+
+def test_a_table_created_again_starts_new_hadoop_catalog_metadata(tmp_path: Path, con: Any):
+    """hadoop-catalog metadata lives outside the table directory, so dropping the table leaves it:
+    the new table's first commit replaces it (as Paimon does), later commits continue."""
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    options = {"metadata.iceberg.storage": "hadoop-catalog"}
+    table = catalog.create_table("db.t", schema=SCHEMA, options=options)
+    for i in range(3):
+        table.write_arrow(_batch("2024-01-01", range(i * 2, i * 2 + 2), float(i)))
+    catalog.drop_table("db.t")
+    metadata_dir = tmp_path / "iceberg" / "db" / "t" / "metadata"
+    assert (metadata_dir / "v3.metadata.json").exists()
+    table = catalog.create_table("db.t", schema=SCHEMA, options=options)
+    table.write_arrow(_batch("2024-01-05", range(50, 51), 9.0))
+    assert sorted(p.name for p in metadata_dir.glob("v*.metadata.json")) == ["v1.metadata.json"]
+    assert _agree(con, table, latest_metadata(metadata_dir)) == 1
+    table.write_arrow(_batch("2024-01-05", range(51, 53), 9.0))
+    assert _agree(con, table, latest_metadata(metadata_dir)) == 3
