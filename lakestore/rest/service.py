@@ -76,8 +76,9 @@ class CatalogService:
         return self._guard(lambda: self.catalog.get_table(full), resource_type=p.TABLE, resource_name=full)
 
     def table_id(self, table: Table) -> str:
-        """A stable id: from the bytes of ``schema-0`` (kept by renames, new for a re-created table)."""
-        data = table.file_io.read_bytes(SchemaManager(table.file_io, table.path).path(0))
+        """A stable id: from the bytes of the first schema (kept by renames, new for a re-created table)."""
+        schemas = SchemaManager(table.file_io, table.path)
+        data = table.file_io.read_bytes(schemas.path(schemas.list_ids()[0]))
         return str(uuid.uuid5(uuid.NAMESPACE_OID, data.hex()))
 
     # -- config and databases ----------------------------------------------------------------
@@ -321,7 +322,7 @@ class CatalogService:
         for name in filter(None, lists):
             if "/" in name or name.startswith("."):
                 raise p.bad_request(f"manifest file name {name!r} is not a file name")
-            if not t.file_io.exists(f"{root}/manifest/{name}"):
+            if not t.file_io.exists(f"{t.path}/manifest/{name}"):  # a branch's manifests live there too
                 raise p.bad_request(f"manifest file {name!r} does not exist: write the table's files before committing")
 
     def rollback(self, principal: Principal, database: str, table: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -52,6 +52,14 @@ def test_lakestore_client_creates_writes_and_evolves_through_the_server(server: 
     evolved.write_arrow(pa.table({"dt": ["b"], "id": [3], "v": [3.0], "note": ["x"]}))
     read = pypaimon(server.catalog_options(server.admin_token), {"op": "read", "identifier": "cl.t"})[0]["ok"]
     assert sorted(zip(read["id"], read["v"], read["note"], strict=True)) == [(1, 9.0, None), (2, 2.0, None), (3, 3.0, "x")]
+    # a branch: created through the server, written through its commit endpoint
+    assert server.call("POST", "/databases/cl/tables/t/tags", server.admin_token, {"tagName": "base"})[0] == 200
+    assert server.call("POST", "/databases/cl/tables/t/branches", server.admin_token, {"branch": "dev", "fromTag": "base"})[0] == 200
+    dev = catalog.get_table("cl.t$branch_dev")
+    dev.write_arrow(pa.table({"dt": ["c"], "id": [5], "v": [5.0], "note": ["dev"]}))
+    assert dev.to_arrow().num_rows == 4 and catalog.get_table("cl.t").to_arrow().num_rows == 3
+    status, branch_latest = server.call("GET", "/databases/cl/tables/t$branch_dev/snapshot", server.admin_token)
+    assert status == 200 and branch_latest["snapshot"]["snapshot"]["uuid"] == dev.latest_snapshot().uuid
     catalog.rename_table("cl.t", "cl.t2")
     assert catalog.list_tables("cl") == ["t2"] and catalog.get_table("cl.t2").to_arrow().num_rows == 3
     catalog.drop_table("cl.t2")
