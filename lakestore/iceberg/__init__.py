@@ -3,7 +3,8 @@ writes it after each commit, so Iceberg readers (pyiceberg, DuckDB, Polars, Trin
 table's data files. Generated from the store's pieces (paths, FileIO, schemas, snapshots,
 manifests); the table runs it as a post-commit hook."""
 
-from lakestore.iceberg.commit import IcebergSources, after_rollback, metadata_directory, update_tag_ref, write_iceberg_metadata
+from lakestore.iceberg.commit import IcebergSources, metadata_directory, write_iceberg_metadata
 from lakestore.iceberg.commit import enabled as iceberg_enabled
+from lakestore.iceberg.refs import after_rollback, update_tag_ref
 
 __all__ = ["IcebergSources", "after_rollback", "iceberg_enabled", "metadata_directory", "update_tag_ref", "write_iceberg_metadata"]

@@ -74,11 +74,11 @@ class IcebergSources:
     tags: Callable[[], Sequence[tuple[str, int]]]  # (name, snapshot id) of every tag
 
 
-def _metadata_path(directory: str, snapshot_id: int) -> str:
+def metadata_path(directory: str, snapshot_id: int) -> str:
     return join(directory, f"v{snapshot_id}.metadata.json")
 
 
-class _Generator:
+class MetadataGenerator:
     def __init__(self, src: IcebergSources) -> None:
         self.src = src
         self.schema = src.schema
@@ -391,7 +391,7 @@ def _live(store: ManifestStore, snapshot: Snapshot) -> list[ManifestEntry]:
     return list(live.values())
 
 
-def _list_versions(file_io: FileIO, directory: str) -> list[tuple[int, str]]:
+def metadata_versions(file_io: FileIO, directory: str) -> list[tuple[int, str]]:
     if not file_io.exists(directory):
         return []
     out = []
@@ -404,7 +404,7 @@ def _list_versions(file_io: FileIO, directory: str) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def _read_json(file_io: FileIO, path: str) -> dict[str, Any]:
+def read_metadata(file_io: FileIO, path: str) -> dict[str, Any]:
     doc = json.loads(file_io.read_bytes(path))
     assert isinstance(doc, dict)
     return doc
@@ -419,21 +419,21 @@ def write_iceberg_metadata(src: IcebergSources, snapshot: Snapshot) -> str | Non
     describe (as Paimon does), and what the file system raises."""
     if not enabled(src.schema.options):
         return None
-    gen = _Generator(src)
+    gen = MetadataGenerator(src)
     file_io = src.file_io
     sid = snapshot.id
-    later = [version for version, _ in _list_versions(file_io, gen.directory) if version > sid]
+    later = [version for version, _ in metadata_versions(file_io, gen.directory) if version > sid]
     if later and _snapshot_exists(src, max(later)):
         return None  # a later snapshot's metadata landed first (concurrent committers): it supersedes this one
     if sid == 1 and file_io.exists(gen.directory):
         file_io.delete_dir(gen.directory)  # a table created again under the same name
-    path = _metadata_path(gen.directory, sid)
+    path = metadata_path(gen.directory, sid)
     if file_io.exists(path):
         return path
-    base_path = _metadata_path(gen.directory, sid - 1)
+    base_path = metadata_path(gen.directory, sid - 1)
     expired: list[dict[str, Any]] = []
     if file_io.exists(base_path):
-        metadata, expired = gen.continued(snapshot, _read_json(file_io, base_path))
+        metadata, expired = gen.continued(snapshot, read_metadata(file_io, base_path))
     else:
         metadata = gen.fresh(snapshot)
     file_io.write_bytes(path, json.dumps(metadata).encode(), overwrite=True)  # no indent=: the C encoder
@@ -457,23 +457,23 @@ def _snapshot_exists(src: IcebergSources, snapshot_id: int) -> bool:
     return True
 
 
-def _expire_list(gen: _Generator, to_expire: str, following: str) -> None:
+def _expire_list(gen: MetadataGenerator, to_expire: str, following: str) -> None:
     in_use = {m.manifest_path for m in gen.io.read_list(following)}
     for meta in gen.io.read_list(to_expire):
         if meta.manifest_path not in in_use:
-            _delete_quietly(gen.src.file_io, meta.manifest_path)
-    _delete_quietly(gen.src.file_io, gen.io.path(to_expire.rsplit("/", 1)[-1]))
+            delete_quietly(gen.src.file_io, meta.manifest_path)
+    delete_quietly(gen.src.file_io, gen.io.path(to_expire.rsplit("/", 1)[-1]))
 
 
-def _expire_all_before(gen: _Generator, sid: int) -> None:
+def _expire_all_before(gen: MetadataGenerator, sid: int) -> None:
     """Metadata built afresh: every older metadata version, manifest list and manifest goes."""
     seen_lists: set[str] = set()
     seen_manifests: set[str] = set()
-    for version, path in _list_versions(gen.src.file_io, gen.directory):
+    for version, path in metadata_versions(gen.src.file_io, gen.directory):
         if version >= sid:
             continue
         try:
-            old = _read_json(gen.src.file_io, path)
+            old = read_metadata(gen.src.file_io, path)
         except (OSError, ValueError):
             continue
         for snap in old.get("snapshots", []):
@@ -488,85 +488,22 @@ def _expire_all_before(gen: _Generator, sid: int) -> None:
             for meta in metas:
                 if meta.file_name not in seen_manifests:
                     seen_manifests.add(meta.file_name)
-                    _delete_quietly(gen.src.file_io, meta.manifest_path)
-            _delete_quietly(gen.src.file_io, gen.io.path(name))
+                    delete_quietly(gen.src.file_io, meta.manifest_path)
+            delete_quietly(gen.src.file_io, gen.io.path(name))
     _delete_metadata_versions(gen, sid)
 
 
-def _delete_metadata_versions(gen: _Generator, sid: int) -> None:
+def _delete_metadata_versions(gen: MetadataGenerator, sid: int) -> None:
     if not gen.options.get("metadata.iceberg.delete-after-commit.enabled"):
         return
     earliest = sid - gen.options.get("metadata.iceberg.previous-versions-max")
     if earliest <= 0:
         return
-    for version, path in _list_versions(gen.src.file_io, gen.directory):
+    for version, path in metadata_versions(gen.src.file_io, gen.directory):
         if version < earliest:
-            _delete_quietly(gen.src.file_io, path)
+            delete_quietly(gen.src.file_io, path)
 
 
-def _delete_quietly(file_io: FileIO, path: str) -> None:
+def delete_quietly(file_io: FileIO, path: str) -> None:
     with contextlib.suppress(OSError):
         file_io.delete(path)
-
-
-def update_tag_ref(src: IcebergSources, latest: Snapshot | None, name: str, snapshot_id: int | None) -> bool:
-    """Paimon's TagCallback: add tag ``name`` on ``snapshot_id`` (None: remove it) to the refs of
-    the latest Iceberg metadata file, rewritten in place. A tag on a snapshot the Iceberg
-    metadata no longer holds is left out (Iceberg readers refuse refs to unknown snapshots).
-    Returns whether the metadata changed."""
-    if latest is None or not enabled(src.schema.options):
-        return False
-    path = _metadata_path(metadata_directory(src.table_path, src.schema.options), latest.id)
-    if not src.file_io.exists(path):
-        return False
-    doc = _read_json(src.file_io, path)
-    refs = dict(doc.get("refs") or {})
-    if snapshot_id is None:
-        if refs.pop(name, None) is None:
-            return False
-    else:
-        if snapshot_id not in {s["snapshot-id"] for s in doc.get("snapshots", [])}:
-            return False
-        refs[name] = {"snapshot-id": snapshot_id, "type": "tag", "max-ref-age-ms": 2**63 - 1}
-    doc["refs"] = refs
-    src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
-    return True
-
-
-def after_rollback(src: IcebergSources, target: Snapshot) -> str | None:
-    """After a rollback to ``target``: the Iceberg metadata of the removed snapshots goes (their
-    metadata files, manifest lists and the manifests they added) and ``version-hint.text`` points
-    at ``target`` again, its metadata rebuilt when it was already deleted. Without this, Iceberg
-    readers would keep reading the rolled-back rows, and the next commits would find stale
-    metadata under their snapshot ids. Returns the metadata path of ``target``."""
-    if not enabled(src.schema.options):
-        return None
-    gen = _Generator(src)
-    file_io = src.file_io
-    path = _metadata_path(gen.directory, target.id)
-    # metadata rebuilt afresh writes new manifests: then every file the removed versions name goes
-    keep_upto = target.id if file_io.exists(path) else 0
-    for version, old_path in _list_versions(file_io, gen.directory):
-        if version <= target.id:
-            continue
-        try:
-            doc = _read_json(file_io, old_path)
-        except (OSError, ValueError):
-            doc = {}
-        for snap in doc.get("snapshots", []):
-            if snap["snapshot-id"] <= keep_upto:
-                continue
-            name = snap["manifest-list"].rsplit("/", 1)[-1]
-            try:
-                metas = gen.io.read_list(name)
-            except OSError:
-                metas = []
-            for meta in metas:
-                if meta.added_snapshot_id > keep_upto:
-                    _delete_quietly(file_io, meta.manifest_path)
-            _delete_quietly(file_io, gen.io.path(name))
-        _delete_quietly(file_io, old_path)
-    if keep_upto:
-        file_io.write_bytes(join(gen.directory, VERSION_HINT), str(target.id).encode(), overwrite=True)
-        return path
-    return write_iceberg_metadata(src, target)
