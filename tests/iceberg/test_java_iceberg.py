@@ -20,8 +20,10 @@ from tests.oracle.java_driver import java_oracle
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
 CASES = {
-    "append": {"primary_keys": [], "options": {"bucket": "-1"}},
-    "primary-key": {"primary_keys": ["dt", "id"], "options": {"bucket": "1"}},
+    "append": {"primary_keys": [], "partition_keys": ["dt"], "options": {"bucket": "-1"}},
+    "append-unpartitioned": {"primary_keys": [], "partition_keys": [], "options": {"bucket": "-1"}},
+    "primary-key": {"primary_keys": ["dt", "id"], "partition_keys": ["dt"], "options": {"bucket": "1"}},
+    "primary-key-unpartitioned": {"primary_keys": ["dt", "id"], "partition_keys": [], "options": {"bucket": "2"}},
 }
 
 
@@ -58,10 +60,12 @@ def test_java_and_lakestore_write_the_same_metadata(tmp_path: Path, java: Any, c
     spec = CASES[case]
     options = {**spec["options"], "metadata.iceberg.storage": "table-location"}
     java_wh, ours_wh = tmp_path / "java", tmp_path / "ours"
-    java.create_table(java_wh, "db.t", SCHEMA, primary_keys=spec["primary_keys"], partition_keys=["dt"], options=options)
+    java.create_table(java_wh, "db.t", SCHEMA, primary_keys=spec["primary_keys"], partition_keys=spec["partition_keys"], options=options)
     catalog = lakestore.Catalog(str(ours_wh))
     catalog.create_database("db")
-    ours = catalog.create_table("db.t", schema=SCHEMA, primary_keys=spec["primary_keys"], partition_keys=["dt"], options=options)
+    ours = catalog.create_table(
+        "db.t", schema=SCHEMA, primary_keys=spec["primary_keys"], partition_keys=spec["partition_keys"], options=options
+    )
     batches = [_batch("a", range(0, 4), 1.0), _batch("b", range(0, 3), 2.0), _batch("a", range(2, 6), 3.0)]
     for batch in batches:
         java.write(java_wh, "db.t", batch)
@@ -80,7 +84,7 @@ def test_java_and_lakestore_write_the_same_metadata(tmp_path: Path, java: Any, c
 def test_engines_continue_each_others_iceberg_metadata(tmp_path: Path, java: Any, case: str):
     spec = CASES[case]
     options = {**spec["options"], "metadata.iceberg.storage": "hadoop-catalog"}
-    java.create_table(tmp_path, "db.t", SCHEMA, primary_keys=spec["primary_keys"], partition_keys=["dt"], options=options)
+    java.create_table(tmp_path, "db.t", SCHEMA, primary_keys=spec["primary_keys"], partition_keys=spec["partition_keys"], options=options)
     metadata_dir = tmp_path / "iceberg" / "db" / "t" / "metadata"
     java.write(tmp_path, "db.t", _batch("a", range(0, 4), 1.0))
     java.write(tmp_path, "db.t", _batch("b", range(0, 2), 2.0))
