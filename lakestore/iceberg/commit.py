@@ -32,7 +32,6 @@ from lakestore.meta.manifest import ADD, DataFileMeta, ManifestEntry, ManifestSt
 from lakestore.meta.paths import TablePaths, join
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.scan import ScanPlanner
 
 VERSION_HINT = "version-hint.text"
 _PLACEHOLDER = DataType("BIGINT")
@@ -146,15 +145,29 @@ class MetadataGenerator:
 
     # -- metadata afresh ----------------------------------------------------------------------
     def raw_convertible_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        planner = ScanPlanner(self.schema, self.src.manifests)
-        entries = {(e.partition, e.bucket, e.file.file_name): e for e in _live(self.src.manifests, snapshot)}
-        key_types = self.schema.types_of(self.schema.trimmed_primary_keys) if self.schema.primary_keys else []
+        """The files Paimon's snapshot reader marks raw-convertible (its batch split generator):
+        every file of an append table; per bucket of a primary-key table, all files when none is
+        on level 0 or has delete rows and they sit on one level (any levels with deletion vectors
+        or first-row), else each file whose key range overlaps no other and that has no delete
+        rows. Level-0 files count here, unlike in batch reads of deletion-vector tables."""
+        live = _live(self.src.manifests, snapshot)
+        if not self.schema.primary_keys:
+            return live
+        any_levels = self.options.deletion_vectors or self.schema.options.get("merge-engine", "deduplicate") == "first-row"
+        key_types = self.schema.types_of(self.schema.trimmed_primary_keys)
+        buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for entry in live:
+            buckets.setdefault((entry.partition, entry.bucket), []).append(entry)
         out: list[ManifestEntry] = []
-        for split in planner.plan(snapshot):
-            files: list[DataFileMeta] = list(split.files)
-            if self.schema.primary_keys and not split.raw_convertible:
-                files = [s[0] for s in interval_partition(files, key_types) if len(s) == 1 and not (s[0].delete_row_count or 0)]
-            out.extend(entries[(split.partition, split.bucket, f.file_name)] for f in files)
+        for group in buckets.values():
+            files = [e.file for e in group]
+            clean = all(f.level != 0 and not (f.delete_row_count or 0) for f in files)
+            if clean and (any_levels or len({f.level for f in files}) == 1):
+                out.extend(group)
+                continue
+            by_name = {e.file.file_name: e for e in group}
+            sections = interval_partition(files, key_types)
+            out.extend(by_name[s[0].file_name] for s in sections if len(s) == 1 and not (s[0].delete_row_count or 0))
         return out
 
     def fresh(self, snapshot: Snapshot) -> dict[str, Any]:

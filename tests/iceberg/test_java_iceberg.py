@@ -24,6 +24,11 @@ CASES = {
     "append-unpartitioned": {"primary_keys": [], "partition_keys": [], "options": {"bucket": "-1"}},
     "primary-key": {"primary_keys": ["dt", "id"], "partition_keys": ["dt"], "options": {"bucket": "1"}},
     "primary-key-unpartitioned": {"primary_keys": ["dt", "id"], "partition_keys": [], "options": {"bucket": "2"}},
+    "deletion-vectors": {
+        "primary_keys": ["dt", "id"],
+        "partition_keys": ["dt"],
+        "options": {"bucket": "1", "deletion-vectors.enabled": "true"},
+    },
 }
 
 
