@@ -10,6 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 import lakestore
+from lakestore.rest.auth import AuthStore
 from tests.postgres import Postgres
 from tests.rest.server import start_server
 
@@ -28,8 +29,10 @@ def test_auth_in_postgresql(postgres: Postgres, tmp_path: Path):
         catalog.create_database("pg", exist_ok=True)
         catalog.create_table("pg.t", schema=pa.schema([("id", pa.int64())]), exist_ok=True)
         assert server.call("GET", "/databases", admin)[1]["databases"] == ["pg"]
-        server.admin("add-principal", "bob")
-        server.admin("grant", "bob", "read", "pg.t")
+        store = AuthStore(uri)  # as serve-admin add-principal / grant do, beside the running server
+        store.add_principal("bob")
+        store.grant("bob", "read", "pg.t")
+        store.close()
         token_id, token = server.admin("issue-token", "bob").split()
         assert server.call("GET", "/databases/pg/tables/t", token)[0] == 200
         assert server.call("DELETE", "/databases/pg/tables/t", token)[0] == 403

@@ -72,9 +72,9 @@ def test_concurrent_clients_commit_exactly_once(tmp_path: Path):
         tables = ["t0", "t1"]
         for name in tables:
             catalog.create_table(f"load.{name}", schema=SCHEMA)
-        # 4 clients x 2 tables, two clients contending on each table at any time
-        plan = {f"c{i}": [tables[i % 2], tables[(i + 1) % 2]] for i in range(4)}
-        count = 4
+        # 3 clients x 2 tables, at least two clients contending on a table at any time
+        plan = {f"c{i}": [tables[i % 2], tables[(i + 1) % 2]] for i in range(3)}
+        count = 3
         started = time.monotonic()
         procs = _start_clients(server.catalog_options(server.admin_token), tmp_path, plan, count, tolerate=False)
         for proc in procs:
@@ -82,10 +82,10 @@ def test_concurrent_clients_commit_exactly_once(tmp_path: Path):
             assert proc.returncode == 0, err[-3000:]
         elapsed = time.monotonic() - started
         landed = _check_exactly_once(server.warehouse, tmp_path, plan, tables)
-        assert landed == {"t0": 4 * count, "t1": 4 * count}
+        assert landed == {"t0": 3 * count, "t1": 3 * count}
         for name in tables:  # one snapshot per acknowledged commit, ids without gaps
-            assert [s.id for s in catalog.get_table(f"load.{name}").snapshots()] == list(range(1, 4 * count + 1))
-        print(f"{8 * count} commits by 4 pypaimon clients in {elapsed:.1f} s")
+            assert [s.id for s in catalog.get_table(f"load.{name}").snapshots()] == list(range(1, 3 * count + 1))
+        print(f"{6 * count} commits by 3 pypaimon clients in {elapsed:.1f} s")
     finally:
         server.stop()
 
@@ -98,9 +98,9 @@ def test_sigkill_mid_commit_loses_no_acknowledged_commit(tmp_path: Path):
         catalog.create_database("load")
         catalog.create_table("load.k", schema=SCHEMA)
         plan = {"a": ["k"], "b": ["k"]}
-        procs = _start_clients(server.catalog_options(server.admin_token), tmp_path, plan, 20, tolerate=True)
+        procs = _start_clients(server.catalog_options(server.admin_token), tmp_path, plan, 12, tolerate=True)
         deadline = time.monotonic() + 120
-        while min(len(_acked(tmp_path, c, "k")) for c in plan) < 3:  # both clients are committing
+        while min(len(_acked(tmp_path, c, "k")) for c in plan) < 2:  # both clients are committing
             assert time.monotonic() < deadline, "no commits acknowledged"
             time.sleep(0.02)
         server.kill()  # SIGKILL while both clients are committing

@@ -65,7 +65,7 @@ def test_fuzz_operation(server: Server, method: str, path: str):
     operation = SCHEMA[path][method]
     token = server.admin_token
 
-    @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(case=operation.as_strategy())
     def run(case) -> None:  # type: ignore[no-untyped-def]
         _reset(server)
