@@ -86,6 +86,22 @@ def _flat_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def _pretty_json(value: Any, indent: int = 0) -> str:
+    """Jackson's default pretty printer (Paimon's ``JsonSerdeUtil.toJson``): two-space indents,
+    ``"key" : value``, empty containers as ``{ }`` / ``[ ]``."""
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(value, dict):
+        if not value:
+            return "{ }"
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)} : {_pretty_json(v, indent + 2)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list):
+        if not value:
+            return "[ ]"
+        return "[ " + ", ".join(_pretty_json(v, indent) for v in value) + " ]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def snapshots(state: TableState) -> pa.Table:
     """Every retained snapshot of the branch, by id."""
     rows = list(state.snapshot_manager.snapshots())
@@ -226,6 +242,6 @@ def statistics(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
             "schema_id": [doc.get("schemaId", snapshot.schema_id)],
             "mergedRecordCount": [doc.get("mergedRecordCount")],
             "mergedRecordSize": [doc.get("mergedRecordSize")],
-            "colstat": [json.dumps(doc.get("colStats", {}), indent=2)],
+            "colstat": [_pretty_json(doc.get("colStats", {}))],
         },
     )

@@ -277,6 +277,21 @@ class JavaOracle:
         """Every key of Paimon's ``CoreOptions.getOptions()``: key -> {"fallback_keys", "default"}."""
         return {o["key"]: {"fallback_keys": o["fallback_keys"], "default": o["default"]} for o in self.request("option_keys")["options"]}
 
+    def analyze(
+        self, warehouse: Any, identifier: str, *, merged_record_count: int, merged_record_size: int, columns: Mapping[str, Sequence[int]]
+    ) -> int:
+        """Commit statistics of the latest snapshot as ANALYZE does (a new ANALYZE snapshot naming a
+        ``statistics/`` file); ``columns``: BIGINT column -> [distinct, min, max, nulls]. Returns
+        the new snapshot id."""
+        return self.request(
+            "analyze",
+            warehouse=str(warehouse),
+            identifier=identifier,
+            merged_record_count=merged_record_count,
+            merged_record_size=merged_record_size,
+            columns={k: list(map(int, v)) for k, v in columns.items()},
+        )["snapshot_id"]
+
     def dv_bitmaps(self, cases: Sequence[Sequence[int]]) -> list[bytes]:
         """``BitmapDeletionVector`` bytes (magic number, then the bitmap) of each list of positions."""
         vectors = self.request("dv_bitmaps", cases=[list(map(int, c)) for c in cases])["vectors"]

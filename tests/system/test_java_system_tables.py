@@ -99,6 +99,7 @@ def warehouse(tmp_path_factory, java) -> Path:
     dyn.write_arrow(rows("2024-01-01", [1, 2, 3], 1.0))
     dyn.write_arrow(rows("2024-01-02", [4], 1.0))
     dyn.write_arrow(rows("2024-01-01", [1, 3], 10.0))
+    java.analyze(wh, "db.dyn", merged_record_count=4, merged_record_size=321, columns={"id": [4, 1, 4, 0]})  # $statistics
 
     java.create_table(
         wh, "db.dv", SCHEMA, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1", "deletion-vectors.enabled": "true"}

@@ -200,6 +200,8 @@ public class PaimonOracle {
                 return optionKeys();
             case "dv_bitmaps":
                 return dvBitmaps(req);
+            case "analyze":
+                return analyze(req);
             case "use_catalog":
                 return useCatalog(req);
             case "catalog":
@@ -1023,6 +1025,39 @@ public class PaimonOracle {
         }
         ObjectNode result = NODES.objectNode();
         result.set("options", out);
+        return result;
+    }
+
+    /**
+     * Statistics of the latest snapshot, committed as ANALYZE commits them: merged record count and
+     * size, and per BIGINT column {"name": [distinct, min, max, nulls]}.
+     */
+    static ObjectNode analyze(JsonNode req) throws Exception {
+        FileStoreTable table = fileTable(req);
+        Snapshot snapshot = table.snapshotManager().latestSnapshot();
+        Map<String, org.apache.paimon.stats.ColStats<?>> colStats = new HashMap<>();
+        Iterator<Map.Entry<String, JsonNode>> columns = req.get("columns").fields();
+        while (columns.hasNext()) {
+            Map.Entry<String, JsonNode> column = columns.next();
+            JsonNode v = column.getValue();
+            int id = table.schema().nameToFieldMap().get(column.getKey()).id();
+            colStats.put(
+                    column.getKey(),
+                    org.apache.paimon.stats.ColStats.newColStats(
+                            id, v.get(0).asLong(), v.get(1).asLong(), v.get(2).asLong(), v.get(3).asLong(), 8L, 8L));
+        }
+        org.apache.paimon.stats.Statistics stats =
+                new org.apache.paimon.stats.Statistics(
+                        snapshot.id(),
+                        snapshot.schemaId(),
+                        req.get("merged_record_count").asLong(),
+                        req.get("merged_record_size").asLong(),
+                        colStats);
+        try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+            commit.updateStatistics(stats);
+        }
+        ObjectNode result = NODES.objectNode();
+        result.put("snapshot_id", table.snapshotManager().latestSnapshotId());
         return result;
     }
 
