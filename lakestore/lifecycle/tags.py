@@ -30,7 +30,7 @@ from lakestore.errors import (
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
-from lakestore.meta.snapshot import Snapshot, SnapshotManager
+from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 
 if TYPE_CHECKING:
     from lakestore.table import Table
@@ -313,6 +313,8 @@ def auto_create_tags(table: Table) -> list[str]:
     ``tag.num-retained-max`` automatic tags (oldest snapshots' go). Nothing on ``write-only``
     tables. Returns the names created."""
     options = table.options
+    if options.get("tag.automatic-creation") == "batch":
+        return create_batch_tag(table)
     if options.get("tag.automatic-creation") in (None, "none") or options.write_only:
         return []  # Paimon's committer of a write-only table creates no tags
     period = tag_period(options)
@@ -366,6 +368,53 @@ def auto_create_tags(table: Table) -> list[str]:
     if latest is None or manager.exists(latest):
         _PROGRESS[table] = (latest, next_snapshot, next_tag, settings)
     return created
+
+
+BATCH_TAG_PREFIX = "batch-write-"
+
+
+def create_batch_tag(table: Table) -> list[str]:
+    """``tag.automatic-creation`` = ``batch``: after a batch commit (commit identifier
+    ``BATCH_COMMIT_IDENTIFIER``: ``write_arrow``, compaction, a ``TableCommit`` without an
+    identifier) the latest snapshot is tagged ``tag.batch.customized-name``, else
+    ``batch-write-<yyyy-MM-dd>`` of its commit time in ``sink.process-time-zone``, replacing a tag
+    of that name; then the oldest tags go down to ``tag.num-retained-max`` (Paimon's
+    ``TagBatchCreation``, which Flink's batch sinks run when their job ends). Returns the name."""
+    snapshot = table.latest_snapshot()
+    if snapshot is None or snapshot.commit_identifier != BATCH_COMMIT_IDENTIFIER:
+        return []  # streaming commits (an identifier per checkpoint) create no batch tags
+    options = table.options
+    name = options.get("tag.batch.customized-name")
+    if name is None:
+        day = _local_time(snapshot.time_millis, _zone(options.get("sink.process-time-zone")))
+        name = BATCH_TAG_PREFIX + day.strftime("%Y-%m-%d")
+    manager = TagManager(table)
+    with contextlib.suppress(TagNotFoundError):
+        manager.delete(name)
+    manager.create_from_snapshot(name, snapshot, time_retained_ms=options.tag_default_time_retained_ms, automatic=True)
+    _retain_tags(manager, options.tag_num_retained_max)
+    return [name]
+
+
+def _retain_tags(manager: TagManager, limit: int | None) -> None:
+    """At most ``limit`` tags of any kind (Paimon's ``TagBatchCreation.expireTag``): the tags of
+    the oldest snapshots go, whole snapshots' worth while that stays above the limit, then the
+    earliest created of the next snapshot's."""
+    if limit is None:
+        return
+    groups: dict[int, list[Tag]] = {}
+    for tag in manager.tags():
+        groups.setdefault(tag.snapshot_id, []).append(tag)
+    count = sum(len(g) for g in groups.values())
+    for snapshot_id in sorted(groups):
+        if count <= limit:
+            return
+        for tag in sorted(groups[snapshot_id], key=lambda t: t.create_time or dt.datetime.min):
+            if count <= limit:
+                return
+            with contextlib.suppress(TagNotFoundError):
+                manager.delete(tag.name)
+            count -= 1
 
 
 # Table -> (latest automatic tag, next snapshot to look at, next tag time, settings) of its last walk

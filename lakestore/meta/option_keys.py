@@ -142,7 +142,6 @@ _ignore(
     "metastore.tag-to-partition",
     "metastore.tag-to-partition.preview",
     "tag.create-success-file",
-    "tag.batch.customized-name",
     "snapshot.watermark-idle-timeout",
     "materialized-table.definition-query",
     "materialized-table.interval-freshness",

@@ -229,7 +229,8 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("changelog.time-retained", None, parse_duration_ms),
         # lifecycle (lakestore/lifecycle): expiration after commit, automatic tags
         OptionSpec("snapshot.expire.execution-mode", "sync", _choice("sync", "async")),
-        OptionSpec("tag.automatic-creation", "none", _choice("none", "process-time", "watermark")),
+        OptionSpec("tag.automatic-creation", "none", _choice("none", "process-time", "watermark", "batch")),
+        OptionSpec("tag.batch.customized-name", None, str),  # the name of tag.automatic-creation=batch tags
         OptionSpec("tag.creation-period", "daily", _choice("daily", "hourly", "two-hours")),
         OptionSpec("tag.creation-period-duration", None, parse_duration_ms),
         OptionSpec("tag.period-formatter", "with_dashes", _choice("with_dashes", "without_dashes", "without_dashes_and_spaces")),

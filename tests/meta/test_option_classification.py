@@ -172,7 +172,7 @@ def test_bad_values_name_option_and_feature(key, value):
 @pytest.mark.parametrize(
     "options",
     [
-        {"tag.automatic-creation": "batch"},
+        {"tag.automatic-creation": "on-checkpoint"},
         {"changelog-file.compression": "lzo"},
         {"metadata.stats-mode": "truncate(0)"},
         {"snapshot.expire.execution-mode": "nonsense"},
