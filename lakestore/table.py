@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
+from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commit
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
 from lakestore.compact.postpone import compact_postpone
 from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
-from lakestore.iceberg import IcebergSources, after_rollback, iceberg_enabled, update_tag_ref, write_iceberg_metadata
+from lakestore.iceberg import IcebergSources, after_expire, after_rollback, iceberg_enabled, update_tag_ref, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
@@ -254,20 +255,14 @@ class Table:
         ``overwrite=True`` replaces the whole table, ``overwrite={"dt": "x"}`` one partition.
         Nothing is committed and no written file is left behind if the data is rejected.
         """
-        user = commit_user or str(uuid.uuid4())
-        with self.new_write(commit_user=user, overwrite=overwrite) as write:  # aborts on any error
-            write.write_arrow(data)
-            messages = write.prepare_commit()
-            if not messages and (overwrite is None or overwrite is False):
-                return None
-            committer = self.new_commit(commit_user=user)
-            try:
-                snapshots = committer.commit(messages, commit_identifier, overwrite=self._overwrite_arg(overwrite), watermark=watermark)
-            except BaseException:
-                if committer.publish_attempted:
-                    write.close()  # a publish may have landed: its files must stay
-                raise
-        return snapshots[-1] if snapshots else None
+        return write_and_commit(
+            self,
+            lambda write: write.write_arrow(data),
+            CommitId(commit_user or str(uuid.uuid4()), commit_identifier),
+            overwrite=overwrite,
+            watermark=watermark,
+            commit_empty=overwrite is not None and overwrite is not False,
+        )
 
     # -- row-level changes (lakestore/dml) ----------------------------------------------------
     def delete(self, filter: Predicate | None = None, *, commit_user: str | None = None) -> Snapshot | None:  # noqa: A002
@@ -328,17 +323,7 @@ class Table:
             self.file_io, self.path, self.schema, pieces, data, lambda piece, names: reader.read_piece(piece, names, None)
         )
         committer = self.new_commit(commit_user=commit_user or str(uuid.uuid4()))
-        try:
-            snapshots = committer.commit(update.messages)
-        except BaseException:
-            if not committer.publish_attempted:
-                update.abort()
-            raise
-        return snapshots[-1] if snapshots else None
-
-    @staticmethod
-    def _overwrite_arg(overwrite: Overwrite) -> Overwrite:
-        return None if overwrite is False else overwrite
+        return commit_or_abort(committer, update.messages, abort=update.abort)
 
     # -- reading ------------------------------------------------------------------------------
     def resolve_snapshot(
@@ -837,6 +822,13 @@ class Table:
                     write_iceberg_metadata(sources, snapshot)
         finally:
             after_commit(self)  # expiration runs even when the Iceberg metadata could not be written
+        self._expire_iceberg_snapshots()
+
+    def _expire_iceberg_snapshots(self) -> None:
+        """The latest Iceberg metadata forgets the expired snapshots (whose files may be gone)."""
+        sources = self._iceberg_sources()
+        if sources is not None:
+            after_expire(sources, self.latest_snapshot(), self.snapshot_manager.earliest_id())
 
     def _iceberg_sources(self) -> IcebergSources | None:
         """The table's pieces the Iceberg metadata is generated from (None: no Iceberg metadata)."""
@@ -863,13 +855,15 @@ class Table:
         """Expire old snapshots and delete the files only they referenced.
         None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``;
         ``now_ms`` (default: the clock) is the time the retention counts back from."""
-        return expire_snapshots(
+        result = expire_snapshots(
             self,
             num_retained_min=num_retained_min,
             num_retained_max=num_retained_max,
             time_retained_ms=time_retained_ms,
             now_ms=now_ms,
         )
+        self._expire_iceberg_snapshots()
+        return result
 
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``
