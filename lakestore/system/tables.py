@@ -28,7 +28,7 @@ BRANCH_PREFIX = "branch_"
 class _Kind:
     read: Callable[[TableState, TimeTravel], pa.Table]
     schema: Callable[[TableSchema], pa.Schema]
-    travels: bool  # reads a snapshot (takes snapshot_id= / tag=)
+    travels: bool  # reads a snapshot (takes snapshot_id= / tag= / timestamp_ms=)
 
 
 def _fixed(schema: pa.Schema) -> Callable[[TableSchema], pa.Schema]:
