@@ -1,9 +1,11 @@
-"""What follows Paimon's tag and rollback operations in the Iceberg metadata: tags become refs
-(Paimon's TagCallback), and a rollback takes the metadata of the removed snapshots away."""
+"""What follows Paimon's tag, rollback and expiration operations in the Iceberg metadata: tags
+become refs (Paimon's TagCallback), a rollback takes the metadata of the removed snapshots away,
+and expired snapshots leave the latest metadata."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from lakestore.iceberg.commit import (
     VERSION_HINT,
@@ -82,3 +84,41 @@ def after_rollback(src: IcebergSources, target: Snapshot) -> str | None:
         file_io.write_bytes(join(gen.directory, VERSION_HINT), str(target.id).encode(), overwrite=True)
         return path
     return write_iceberg_metadata(src, target)
+
+
+def after_expire(src: IcebergSources, latest: Snapshot | None, earliest_retained: int | None) -> list[int]:
+    """After Paimon snapshots expired: the latest Iceberg metadata keeps only the snapshots from
+    ``earliest_retained`` on (and those a tag refers to, whose files tags keep), rewritten in
+    place; the manifest lists of the others and the manifests no kept snapshot lists are
+    deleted, so Iceberg time travel never names deleted data files. Returns the Iceberg snapshot
+    ids removed."""
+    if latest is None or earliest_retained is None or not enabled(src.schema.options):
+        return []
+    gen = MetadataGenerator(src)
+    path = metadata_path(gen.directory, latest.id)
+    if not src.file_io.exists(path):
+        return []
+    doc = read_metadata(src.file_io, path)
+    tagged = {ref["snapshot-id"] for ref in (doc.get("refs") or {}).values()}
+    current = doc["current-snapshot-id"]
+    kept: list[dict[str, Any]] = []
+    removed: list[dict[str, Any]] = []
+    for snap in doc["snapshots"]:
+        sid = snap["snapshot-id"]
+        (kept if sid >= earliest_retained or sid == current or sid in tagged else removed).append(snap)
+    if not removed:
+        return []
+    in_use = {m.manifest_path for snap in kept for m in gen.io.read_list(snap["manifest-list"])}
+    doc["snapshots"] = kept
+    src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
+    for snap in removed:
+        name = snap["manifest-list"].rsplit("/", 1)[-1]
+        try:
+            metas = gen.io.read_list(name)
+        except OSError:
+            metas = []
+        for meta in metas:
+            if meta.manifest_path not in in_use:
+                delete_quietly(src.file_io, meta.manifest_path)
+        delete_quietly(src.file_io, gen.io.path(name))
+    return [snap["snapshot-id"] for snap in removed]

@@ -265,3 +265,28 @@ def test_a_table_created_again_starts_new_hadoop_catalog_metadata(tmp_path: Path
     assert _agree(con, table, latest_metadata(metadata_dir)) == 1
     table.write_arrow(_batch("2024-01-05", range(51, 53), 9.0))
     assert _agree(con, table, latest_metadata(metadata_dir)) == 3
+
+
+def test_explicit_expiration_leaves_the_iceberg_metadata(tmp_path: Path, con: Any):
+    """Table.expire_snapshots deletes the files of expired snapshots: the latest Iceberg metadata
+    drops those snapshots (and their manifest lists), keeping tagged ones."""
+    catalog = lakestore.Catalog(str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": "table-location"})
+    table.write_arrow(_batch("2024-01-01", range(0, 2), 1.0))
+    table.write_arrow(_batch("2024-01-01", range(2, 4), 2.0))
+    table.create_tag("keep", snapshot_id=2)
+    table.write_arrow(_batch("2024-01-01", range(4, 6), 3.0))
+    table.write_arrow(_batch("2024-01-01", range(6, 8), 4.0))
+    metadata_dir = tmp_path / "db.db" / "t" / "metadata"
+    assert [s["snapshot-id"] for s in metadata_json(latest_metadata(metadata_dir))["snapshots"]] == [1, 2, 3, 4]
+    result = table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+    assert result.expired_snapshot_ids == (1, 2, 3)
+    metadata = latest_metadata(metadata_dir)
+    doc = metadata_json(metadata)
+    assert [s["snapshot-id"] for s in doc["snapshots"]] == [2, 4]  # 2 is tagged
+    listed = {Path(s["manifest-list"]).name for s in doc["snapshots"]}
+    assert {p.name for p in metadata_dir.glob("snap-*.avro")} == listed
+    assert _agree(con, table, metadata) == 8
+    iceberg_table = StaticTable.from_metadata(metadata)
+    assert iceberg_table.scan(snapshot_id=2).to_arrow().num_rows == 4  # the tag's files are kept
