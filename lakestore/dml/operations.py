@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -91,23 +91,27 @@ def upsert_rows(table: RowChangeTable, data: InputData, *, commit_user: str | No
     schema, name = table.schema, table.path
     if not schema.primary_keys:
         raise UnsupportedTableError(f"cannot upsert into {name}: it has no primary key (append rows with write_arrow)")
-    filled = [fill_missing_columns(schema, b, table=name) for b in _tables(data)]  # all checked before anything is written
+    # streamed batch by batch; a bad batch aborts the write, which deletes what it wrote
+    filled = (fill_missing_columns(schema, b, table=name) for b in _tables(data))
     return _write(table, filled, None, commit_user or str(uuid.uuid4()))
 
 
-def _tables(data: InputData) -> list[pa.Table]:
+def _tables(data: InputData) -> Iterator[pa.Table]:
     """The input as Arrow tables (anything exporting ``__arrow_c_stream__`` is read as a stream)."""
     if isinstance(data, pa.Table):
-        return [data]
+        yield data
+        return
     if isinstance(data, pa.RecordBatch):
-        return [pa.Table.from_batches([data])]
+        yield pa.Table.from_batches([data])
+        return
     if not isinstance(data, pa.RecordBatchReader) and hasattr(data, "__arrow_c_stream__"):
         data = pa.RecordBatchReader.from_stream(data)
-    return [pa.Table.from_batches([b]) if isinstance(b, pa.RecordBatch) else b for b in data]
+    for batch in data:
+        yield pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
 
 
 def _write(
-    table: RowChangeTable, rows: pa.Table | list[pa.Table], row_kind: int | None, user: str, *, operation: str | None = None
+    table: RowChangeTable, rows: pa.Table | Iterable[pa.Table], row_kind: int | None, user: str, *, operation: str | None = None
 ) -> Snapshot | None:
     """One commit of ``rows`` through the table's write (its snapshots record ``operation``, as
     paimon-spark's DELETE and UPDATE commits do): nothing is left behind unless it may have landed."""

@@ -245,6 +245,11 @@ def test_aggregation_and_sequence_group_deletes_are_allowed(catalog: lakestore.C
         (lambda t: t.delete("id = 1"), SchemaMismatchError),
         (lambda t: t.upsert(pa.table({"id": [1], "v": [1]})), SchemaMismatchError),  # deduplicate: every column
         (lambda t: t.upsert(pa.table({"dt": ["a"], "id": ["x"], "v": [1], "s": ["y"]})), SchemaMismatchError),
+        # a stream whose second table is bad: the first one's files are deleted too
+        (
+            lambda t: t.upsert([pa.Table.from_pylist([{"dt": "b", "id": 5, "v": 1, "s": "x"}] * 3, schema=SCHEMA), pa.table({"id": [1]})]),
+            SchemaMismatchError,
+        ),
     ],
 )
 def test_bad_input_commits_nothing(catalog: lakestore.Catalog, call: Callable[[lakestore.Table], Any], error: type) -> None:
