@@ -37,9 +37,15 @@ class LakestoreResource(dg.ConfigurableResource):
     lock_uri: str = Field(default="", description="JDBC URI of the commit lock (e.g. jdbc:postgresql://host/db); empty: no lock")
     lock_user: str = Field(default="", description="User of the commit lock's database")
     lock_password: str = Field(default="", description="Password of the commit lock's database")
-    metastore: str = Field(default="filesystem", description="Catalog kind: 'filesystem' or 'jdbc' (Paimon's JDBC catalog)")
-    catalog_uri: str = Field(default="", description="JDBC URI of the jdbc catalog (empty: the lock's URI, else SQLite in the warehouse)")
+    metastore: str = Field(
+        default="filesystem", description="Catalog kind: 'filesystem', 'jdbc' (Paimon's JDBC catalog) or 'rest' (a REST catalog server)"
+    )
+    catalog_uri: str = Field(
+        default="",
+        description="JDBC URI of the jdbc catalog (empty: the lock's URI, else SQLite in the warehouse); http(s) URI of a rest catalog",
+    )
     catalog_key: str = Field(default="", description="Paimon's catalog-key of the jdbc catalog (empty: 'jdbc')")
+    catalog_token: str = Field(default="", description="Bearer token of a rest catalog (use dg.EnvVar)")
 
     def catalog_options(self) -> dict[str, str]:
         """The catalog options (S3, lock) these fields set; also usable as ``format("paimon")`` options."""
@@ -55,14 +61,16 @@ class LakestoreResource(dg.ConfigurableResource):
             if self.catalog_uri and self.lock_uri and self.catalog_uri != self.lock_uri:
                 # Paimon's JDBC catalog keeps its lock in its own database: one 'uri' for both
                 raise ValueError("catalog_uri and lock_uri differ: a jdbc catalog's lock lives in the catalog's database")
-            given.update({"metastore": self.metastore, "catalog-key": self.catalog_key})
+            given.update({"metastore": self.metastore, "catalog-key": self.catalog_key, "token": self.catalog_token})
             if self.catalog_uri:
                 given["uri"] = self.catalog_uri
         return {k: v for k, v in given.items() if v}
 
     def warehouse_uri(self) -> str:
         """The warehouse as the catalog sees it: URIs as given, local paths made absolute."""
-        return self.warehouse if "://" in self.warehouse else str(Path(self.warehouse).resolve())
+        if "://" in self.warehouse or self.metastore == "rest":  # a rest catalog's warehouse is its name
+            return self.warehouse
+        return str(Path(self.warehouse).resolve())
 
     def open(self) -> lakestore.Catalog:
         return lakestore.Catalog(self.warehouse_uri(), options=self.catalog_options())

@@ -113,3 +113,16 @@ def test_refusals_are_typed_and_commit_nothing(server: Server):
         admin.list_tables("missing")
     with pytest.raises(CatalogUnreachableError):
         lakestore.Catalog("lakestore", options={"metastore": "rest", "uri": f"http://127.0.0.1:{free_port()}", "token": "x"})
+
+
+def test_the_dagster_resource_opens_the_rest_catalog(server: Server):
+    from resources.lakestore_catalog import LakestoreResource
+
+    resource = LakestoreResource(warehouse="lakestore", metastore="rest", catalog_uri=server.uri, catalog_token=server.admin_token)
+    catalog = resource.open()
+    assert isinstance(catalog, RestCatalog)
+    catalog.create_database("dg", exist_ok=True)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    table = catalog.create_table("dg.t", schema=schema, primary_keys=["id"], options=resource.lifecycle_options(), exist_ok=True)
+    table.write_arrow(pa.table({"id": [1, 2]}, schema=schema))
+    assert sorted(lakestore.Catalog(str(server.warehouse)).get_table("dg.t").to_arrow()["id"].to_pylist()) == [1, 2]
