@@ -261,7 +261,9 @@ class Table:
             CommitId(commit_user or str(uuid.uuid4()), commit_identifier),
             overwrite=overwrite,
             watermark=watermark,
-            commit_empty=overwrite is not None and overwrite is not False,
+            # an overwrite always commits; no rows commit an empty APPEND snapshot only with
+            # snapshot.ignore-empty-commit=false, as Paimon's batch writes
+            commit_empty=(overwrite is not None and overwrite is not False) or self.options.get("snapshot.ignore-empty-commit") is False,
         )
 
     # -- row-level changes (lakestore/dml) ----------------------------------------------------
