@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 import sqlite3
 import threading
@@ -110,7 +111,10 @@ class AuthStore:
 
             self._conn: Any = psycopg.connect(location, autocommit=True)
         else:
+            fresh = not os.path.exists(location)
             self._conn = sqlite3.connect(location, check_same_thread=False, isolation_level=None, timeout=30)
+            if fresh:  # digests only, but nobody else needs to read who may do what
+                os.chmod(location, 0o600)
             self._conn.execute("PRAGMA journal_mode=WAL")
         for statement in _SCHEMA:
             self._execute(statement)
