@@ -134,7 +134,7 @@ def test_rowkind_field_bad_values(tmp_path):
 BAD_OPTIONS = [
     {"totally.unknown": "1"},
     {"bucket": "0"},
-    {"bucket": "-2"},
+    {"bucket": "-3"},
     {"bucket": "many"},
     {"write-buffer-size": "lots"},
     {"target-file-size": "-1 mb"},

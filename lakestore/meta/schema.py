@@ -512,6 +512,8 @@ def new_schema(
             raise OptionError(f"bucket-key {key!r} is not a column")
         if primary_keys and key not in primary_keys:
             raise OptionError(f"bucket-key {key!r} must be part of the primary key")
+    if not primary_keys and core.bucket == -2:
+        raise OptionError("bucket=-2 (postpone buckets) needs a primary key: Paimon refuses it on append tables")
     if not primary_keys and core.bucket > 0 and not core.bucket_key:
         raise OptionError("an append table with fixed buckets needs option 'bucket-key'")
     if not primary_keys and core.bucket == -1 and core.bucket_key:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.errors import LakestoreError, UnsupportedTableError
+from lakestore.errors import LakestoreError, OptionError
 from tests._support import assert_same_rows
 from tests.oracle.driver import oracle_available, oracle_python, oracle_read
 
@@ -85,8 +85,7 @@ def test_postpone_tables_need_a_primary_key(tmp_path):
     catalog.create_database("db")
     t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-2"})
     assert t.schema.options["bucket"] == "-2"
-    append = catalog.create_table("db.a", schema=SCHEMA, options={"bucket": "-2"})
-    with pytest.raises(UnsupportedTableError, match=r"bucket=-2 \(postpone buckets\) on a table without a primary key"):
-        append.write_arrow(pa.table({"dt": ["a"], "id": [5], "v": [3.0]}, schema=SCHEMA))
+    with pytest.raises(OptionError, match=r"bucket=-2 \(postpone buckets\) needs a primary key"):
+        catalog.create_table("db.a", schema=SCHEMA, options={"bucket": "-2"})
     with pytest.raises(LakestoreError, match="positive bucket count"):
         catalog.create_table("db.t2", schema=SCHEMA, primary_keys=["dt", "id"], options={"bucket": "-3"})
