@@ -28,7 +28,7 @@ from lakestore.compact.record_expire import RecordLevelExpire
 from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES, key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
-from lakestore.errors import CommitConflictError, DataFileMissingError
+from lakestore.errors import CommitConflictError, DataFileMissingError, UnsupportedTableError
 from lakestore.format.arrow_ops import from_numpy, rows_with_keys_in, sort_indices
 from lakestore.format.binary_row import decode_row, encode_values
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
@@ -43,6 +43,7 @@ from lakestore.meta.file_scan import all_of, in_bucket_range, in_partitions, liv
 from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
 from lakestore.meta.partitions import check_partition_specs
+from lakestore.meta.paths import POSTPONE_BUCKET
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.deletion_vectors import apply_vector
@@ -391,8 +392,19 @@ def _compact_files(
     )
 
 
+def _refuse_postpone(table: Table) -> None:
+    if table.schema.core_options().bucket == POSTPONE_BUCKET:
+        raise UnsupportedTableError(
+            f"{table.path}: a postpone-bucket table (bucket=-2) is compacted as a whole by Table.compact (Paimon's postpone"
+            " compaction assigns its buckets), not bucket by bucket",
+            options=("bucket",),
+        )
+
+
 def compact_bucket(table: Table, partition: bytes, bucket: int, *, full: bool, snapshot: Snapshot | None = None) -> CommitMessage | None:
-    """Compact one bucket of the table's latest (or given) snapshot; None if nothing to do."""
+    """Compact one bucket of the table's latest (or given) snapshot; None if nothing to do.
+    Raises ``UnsupportedTableError`` on postpone-bucket tables."""
+    _refuse_postpone(table)
     snapshot = snapshot if snapshot is not None else table.latest_snapshot()
     types = table.schema.types_of(table.schema.partition_keys)
     manifests = table.manifests()
@@ -427,7 +439,9 @@ def select_buckets(
     table: Table, snapshot: Snapshot | None, partitions: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 ) -> list[tuple[bytes, int]]:
     """The (partition, bucket)s of a snapshot in the chosen partitions (all by default); a
-    partition naming a column that is not a partition key raises ``PartitionValueError``."""
+    partition naming a column that is not a partition key raises ``PartitionValueError``, a
+    postpone-bucket table ``UnsupportedTableError``."""
+    _refuse_postpone(table)
     return _in_partitions(table, bucket_files(table, snapshot), partitions)
 
 
@@ -436,6 +450,7 @@ def compact_table(
 ) -> list[Snapshot]:
     """Compact the chosen partitions (all by default) and commit one COMPACT snapshot."""
     table.schema.require_supported("compact", table=table.path)
+    _refuse_postpone(table)  # lakestore.compact.postpone
     snapshot = table.latest_snapshot()
     index = bucket_files(table, snapshot)  # one scan of the snapshot for every bucket
     messages = []

@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from lakestore.compact import compact_bucket, select_buckets
 from lakestore.compact.postpone import bucket_count
-from lakestore.errors import SchemaMismatchError
+from lakestore.errors import SchemaMismatchError, UnsupportedTableError
 from lakestore.meta.file_scan import live_entries
 
 SCHEMA = pa.schema(
@@ -79,3 +80,16 @@ def test_rejected_input_leaves_no_postponed_file(tmp_path):
         t.write_arrow(pa.table({"dt": ["a"], "id": [1]}))
     assert t.latest_snapshot() is None
     assert glob.glob(f"{t.path}/**/*.parquet", recursive=True) == []
+
+
+def test_bucket_by_bucket_compaction_is_refused(tmp_path):
+    """Distributed compaction (lakestore.spark.compact) plans buckets: bucket-postpone is no LSM
+    bucket, so such tables are compacted as a whole by Table.compact."""
+    t = _table(tmp_path)
+    t.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": [1], "op": ["+I"]}, schema=SCHEMA))
+    [entry] = live_entries(t.manifests(), t.latest_snapshot())
+    with pytest.raises(UnsupportedTableError, match="compacted as a whole by Table.compact"):
+        select_buckets(t, t.latest_snapshot(), None)
+    with pytest.raises(UnsupportedTableError, match="compacted as a whole by Table.compact"):
+        compact_bucket(t, entry.partition, entry.bucket, full=True)
+    assert t.compact() and _rows(t) == {("a", 1): 1}
