@@ -134,6 +134,9 @@ class TableCommit:
         # Whether the last ``commit`` reached a publish attempt (before that, a failure
         # provably did not land).
         self.publish_attempted = False
+        # Ids of the snapshots the last ``commit`` returned because an earlier commit with the
+        # same user and identifier had landed them (not this call: its writer's files are unused).
+        self.recognised: set[int] = set()
         # append tables without buckets keep several deletion-vector files per partition
         self._global_vectors = not schema.primary_keys and self.options.bucket == -1
 
@@ -183,6 +186,7 @@ class TableCommit:
         out: list[Snapshot] = []
         common: dict[str, Any] = dict(watermark=watermark, properties=properties, operation=operation)
         self.publish_attempted = False
+        self.recognised = set()
         try:
             if overwrite is not None and overwrite is not False:
                 out.append(
@@ -275,6 +279,8 @@ class TableCommit:
                     self.commit_user, identifier, kind, after_id=start if identifier == BATCH_COMMIT_IDENTIFIER else None
                 )
                 if landed is not None:
+                    if attempt == 0 and not self.publish_attempted:
+                        self.recognised.add(landed.id)
                     return landed
             latest = self.snapshots.latest()
             if overtaken and kind != "OVERWRITE" and _adds_live(self.manifests, latest, changes):

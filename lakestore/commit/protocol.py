@@ -94,7 +94,7 @@ def write_and_commit(
         if not messages and not commit_empty:
             return None
         committer = target.new_commit(commit_user=commit_id.user)
-        return commit_or_abort(
+        snapshot = commit_or_abort(
             committer,
             messages,
             identifier=commit_id.identifier,
@@ -103,3 +103,6 @@ def write_and_commit(
             watermark=watermark,
             operation=operation,
         )
+        if snapshot is not None and snapshot.id in committer.recognised:
+            write.abort()  # an earlier commit of this CommitId landed; no snapshot names this write's files
+        return snapshot
