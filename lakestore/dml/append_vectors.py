@@ -16,16 +16,17 @@ import copy
 import dataclasses
 import itertools
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
+import pyarrow as pa
 
 from lakestore.commit.commit import TableCommit
 from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
 from lakestore.dml.checks import check_vectors_writable
 from lakestore.dml.target import RowChangeTable
 from lakestore.errors import CommitConflictError
-from lakestore.format.arrow_ops import as_numpy, from_numpy
+from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
 from lakestore.format.deletion_vector import encode_index_file
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
@@ -50,30 +51,54 @@ BucketKey = tuple[bytes, int]
 
 def delete_with_vectors(table: RowChangeTable, predicate: Predicate | None, *, commit_user: str) -> Snapshot | None:
     """Mark the rows ``predicate`` selects deleted; one commit of index files only (None: no row matched)."""
+    return change_with_vectors(table, predicate, commit_user=commit_user, operation="DELETE")
+
+
+def change_with_vectors(
+    table: RowChangeTable,
+    predicate: Predicate | None,
+    *,
+    commit_user: str,
+    operation: str,
+    rewrite: Callable[[pa.Table], pa.Table] | None = None,
+) -> Snapshot | None:
+    """Mark the rows ``predicate`` selects deleted and, with ``rewrite`` (paimon-spark's UPDATE of
+    a deletion-vector append table), append ``rewrite(those rows)`` as new data files (written
+    without compaction), all in one commit; None when no row matched."""
     schema = table.schema
     check_vectors_writable(schema, table=table.path)
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return None
-    deleted, total_buckets = _selected_positions(table, snapshot, predicate)
+    deleted, total_buckets, selected = _selected_positions(table, snapshot, predicate, keep_rows=rewrite is not None)
     if not deleted:
         return None
     bitmap64 = bool(schema.core_options().get("deletion-vectors.bitmap64"))
     writer = _IndexWriter(table)
-    try:
-        messages = _messages(table, snapshot, writer, deleted, total_buckets, bitmap64=bitmap64)
-    except BaseException:
-        writer.delete_written()
-        raise
     committer = committer_for(table, commit_user)
-    try:
-        _check_base(table, snapshot, deleted)
-        snapshots = committer.commit(messages, operation="DELETE")
-    except BaseException:
-        if not committer.publish_attempted:
-            writer.delete_written()  # it provably did not land
-        raise
+    with _append_view(table).new_write(commit_user=commit_user) as write:  # aborts on any error
+        try:
+            messages = _messages(table, snapshot, writer, deleted, total_buckets, bitmap64=bitmap64)
+            if rewrite is not None:
+                messages += write.write_arrow([rewrite(rows) for rows in selected]).prepare_commit()
+            _check_base(table, snapshot, deleted)
+            snapshots = committer.commit(messages, operation=operation)
+        except BaseException:
+            if committer.publish_attempted:
+                write.close()  # a publish may have landed: its files must stay
+            else:
+                writer.delete_written()  # it provably did not land
+            raise
     return snapshots[-1] if snapshots else None
+
+
+def _append_view(table: RowChangeTable) -> RowChangeTable:
+    """The table as a writer of new data files that never compacts (``write-only``), so no file
+    with a vector is rewritten; its vectors are this module's to keep."""
+    view = copy.copy(table)
+    options = {k: v for k, v in table.schema.options.items() if k != _DV}
+    view.schema = dataclasses.replace(table.schema, options={**options, "write-only": "true"})
+    return view
 
 
 def _check_base(table: RowChangeTable, base: Snapshot, deleted: Mapping[BucketKey, Mapping[str, np.ndarray]]) -> None:
@@ -140,15 +165,17 @@ def _messages(
 
 
 def _selected_positions(
-    table: RowChangeTable, snapshot: Snapshot, predicate: Predicate | None
-) -> tuple[dict[BucketKey, dict[str, np.ndarray]], dict[BucketKey, int]]:
-    """(partition, bucket) -> data file -> positions of live rows ``predicate`` selects, and each
-    bucket's total bucket count. Every candidate file is read whole (positions count every row)."""
+    table: RowChangeTable, snapshot: Snapshot, predicate: Predicate | None, *, keep_rows: bool = False
+) -> tuple[dict[BucketKey, dict[str, np.ndarray]], dict[BucketKey, int], list[pa.Table]]:
+    """(partition, bucket) -> data file -> positions of live rows ``predicate`` selects, each
+    bucket's total bucket count, and (``keep_rows``) those rows, every column. Every candidate
+    file is read whole (positions count every row)."""
     schema = table.schema
     reader = table.split_reader(schema)
-    columns = sorted(predicate.columns()) if predicate is not None else [schema.field_names[0]]
+    columns = schema.field_names if keep_rows else sorted(predicate.columns()) if predicate is not None else [schema.field_names[0]]
     out: dict[BucketKey, dict[str, np.ndarray]] = {}
     totals: dict[BucketKey, int] = {}
+    kept: list[pa.Table] = []
     for split in ScanPlanner(schema, table.manifests()).plan(snapshot, predicate):
         old = read_vectors(table.file_io, table.path, dict(split.deletion_files))
         for f in split.files:
@@ -162,7 +189,9 @@ def _selected_positions(
             if len(positions):
                 out.setdefault((split.partition, split.bucket), {})[f.file_name] = positions.astype(np.int64)
                 totals[(split.partition, split.bucket)] = split.total_buckets
-    return out, totals
+                if keep_rows:
+                    kept.append(rows.take(indices(positions)).drop_columns([_POSITION]))
+    return out, totals, kept
 
 
 def _dv_entries(table: RowChangeTable, snapshot: Snapshot) -> list[IndexManifestEntry]:

@@ -81,12 +81,24 @@ def check_deletable(schema: TableSchema, *, table: str) -> None:
 
 
 def check_updatable(schema: TableSchema, *, table: str) -> None:
-    """Paimon's UPDATE: tables with a primary key and merge-engine deduplicate or partial-update."""
+    """Paimon's UPDATE: tables with a primary key and merge-engine deduplicate or partial-update;
+    append tables with deletion vectors (paimon-spark marks the old rows deleted and appends the
+    new ones; with row tracking it keeps their row ids, which lakestore does not)."""
+    options = schema.core_options()
     if not schema.primary_keys:
-        raise UnsupportedTableError(
-            f"cannot update rows of {table}: it has no primary key (Paimon rewrites append tables' files for UPDATE; lakestore does not)"
-        )
-    engine = schema.core_options().merge_engine
+        if not options.deletion_vectors:
+            raise UnsupportedTableError(
+                f"cannot update rows of {table}: an append table without deletion-vectors.enabled (Paimon rewrites such"
+                " tables' files for UPDATE; lakestore does not)",
+                options=("deletion-vectors.enabled",),
+            )
+        if options.row_tracking:
+            raise UnsupportedTableError(
+                f"cannot update rows of {table}: row-tracking.enabled (Paimon's UPDATE keeps the rows' ids; lakestore's would not)",
+                options=("row-tracking.enabled",),
+            )
+        return
+    engine = options.merge_engine
     if engine not in ("deduplicate", "partial-update"):
         raise UnsupportedTableError(
             f"cannot update rows of {table}: merge-engine {engine} (Paimon updates deduplicate and partial-update tables only)",

@@ -10,7 +10,8 @@
   kind +U. They are ordinary writes: each bucket's sequence numbers continue from its largest,
   so they supersede what they read.
 - On an append table with ``deletion-vectors.enabled``, DELETE marks the rows' positions in
-  deletion vectors (``lakestore.dml.append_vectors``). Other append tables: refused (Paimon's
+  deletion vectors (``lakestore.dml.append_vectors``); UPDATE marks them too and appends the
+  updated rows as new data files, in the same commit. Other append tables: refused (Paimon's
   Spark DELETE rewrites their files, which lakestore does not).
 """
 
@@ -23,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.commit.commit import Overwrite
-from lakestore.dml.append_vectors import committer_for, delete_with_vectors
+from lakestore.dml.append_vectors import change_with_vectors, committer_for, delete_with_vectors
 from lakestore.dml.checks import (
     check_assignments,
     check_deletable,
@@ -78,10 +79,15 @@ def update_rows(
     check_updatable(schema, table=name)
     check_assignments(schema, assignments, table=name)
     check_filter(schema, predicate, table=name)
+    user = commit_user or str(uuid.uuid4())
+    if not schema.primary_keys:  # deletion vectors (check_updatable)
+        return change_with_vectors(
+            table, predicate, commit_user=user, operation="UPDATE", rewrite=lambda rows: set_columns(schema, assignments, rows, table=name)
+        )
     schema.require_supported("write", table=name)
     rows = matching_rows(table, table.latest_snapshot(), predicate)
     updated = set_columns(schema, assignments, rows, table=name)
-    return _write(table, updated, UPDATE_AFTER, commit_user or str(uuid.uuid4()), operation="UPDATE")
+    return _write(table, updated, UPDATE_AFTER, user, operation="UPDATE")
 
 
 def upsert_rows(table: RowChangeTable, data: InputData, *, commit_user: str | None = None) -> Snapshot | None:

@@ -104,8 +104,6 @@ def test_partition_filter_drops_partitions_and_refusals(java: Any, warehouse: Pa
     assert table.index_files() == []  # the partition's vectors went with it
     assert ids_of(java.read(warehouse, "db.a")) == [0, 1, 2]
     files, latest = all_files(table.path), table.latest_snapshot().id
-    with pytest.raises(UnsupportedTableError):
-        table.update(set={"v": "x"}, filter=col("id") == 1)
     with pytest.raises(UnsupportedTableError, match="deletion-vectors.enabled"):
         table.write_arrow(rows(range(9, 10)))  # appends stay refused
     assert all_files(table.path) == files and table.latest_snapshot().id == latest
@@ -119,13 +117,37 @@ def test_concurrent_changes_conflict(java: Any, warehouse: Path, catalog: lakest
     java.write(warehouse, "db.a", rows(range(10, 20)))
     table = catalog.get_table("db.a")
     base = table.latest_snapshot()
-    marked, _ = _selected_positions(table, base, col("id") == 1)
+    marked, _, _ = _selected_positions(table, base, col("id") == 1)
     catalog.get_table("db.a").delete(col("id") == 2)  # the same data file, committed in between
     with pytest.raises(CommitConflictError, match="deletion vectors"):
         _check_base(catalog.get_table("db.a"), base, marked)
     base = catalog.get_table("db.a").latest_snapshot()
-    marked, _ = _selected_positions(table, base, col("id") == 3)
+    marked, _, _ = _selected_positions(table, base, col("id") == 3)
     java.compact(warehouse, "db.a")  # rewrites the data files
     with pytest.raises(CommitConflictError, match="rewritten or removed"):
         _check_base(catalog.get_table("db.a"), base, marked)
     assert ids_of(java.read(warehouse, "db.a")) == sorted(set(range(20)) - {2})
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_update_marks_vectors_and_appends(java: Any, warehouse: Path, catalog: lakestore.Catalog, layout: str) -> None:
+    """paimon-spark's UPDATE of a deletion-vector append table: the old rows marked deleted, the
+    updated ones appended as new files, one commit; Java reads it, appends and compacts over it."""
+    java.create_table(warehouse, "db.a", SCHEMA, partition_keys=["dt"], options=LAYOUTS[layout])
+    java.write(warehouse, "db.a", rows(range(0, 10)))
+    java.write(warehouse, "db.a", rows(range(10, 20), dt="b"))
+    table = catalog.get_table("db.a")
+    before = {f.file_name for f in table.live_files()}
+    snapshot = table.update(set={"v": "new"}, filter=col("id").isin([1, 5, 15]) | (col("v") == "v7"))
+    assert snapshot is not None and snapshot.commit_kind == "APPEND" and snapshot.operation == "UPDATE"
+    after = catalog.get_table("db.a")
+    assert before < {f.file_name for f in after.live_files()}  # old files kept (vectors), new ones added
+    want = {i: ("new" if i in (1, 5, 7, 15) else f"v{i}") for i in range(20)}
+    for read in (after.to_arrow(), java.read(warehouse, "db.a")):
+        assert sorted((r["id"], r["v"]) for r in read.to_pylist()) == sorted(want.items())
+    assert after.update(set={"v": "x"}, filter=col("id") > 100) is None
+    java.write(warehouse, "db.a", rows(range(30, 31)))
+    java.compact(warehouse, "db.a")
+    want[30] = "v30"
+    assert sorted((r["id"], r["v"]) for r in java.read(warehouse, "db.a").to_pylist()) == sorted(want.items())
+    assert sorted((r["id"], r["v"]) for r in catalog.get_table("db.a").to_arrow().to_pylist()) == sorted(want.items())

@@ -273,12 +273,13 @@ def test_not_null_columns(catalog: lakestore.Catalog) -> None:
 
 
 def test_append_tables(catalog: lakestore.Catalog) -> None:
-    """Append tables without deletion vectors: whole-partition deletes only; update and upsert refused."""
+    """Append tables without deletion vectors (Spark rewrites their files): whole-partition deletes
+    only; update and upsert refused."""
     table = catalog.create_table("db.a", schema=SCHEMA, partition_keys=["dt"])
     table.write_arrow(pa.Table.from_pylist([{"dt": d, "id": 1, "v": 1, "s": "x"} for d in "ab"], schema=SCHEMA))
     with pytest.raises(UnsupportedTableError, match="deletion-vectors.enabled"):
         table.delete(col("id") == 1)
-    with pytest.raises(UnsupportedTableError, match="no primary key"):
+    with pytest.raises(UnsupportedTableError, match="deletion-vectors.enabled"):
         table.update(set={"v": 2})
     with pytest.raises(UnsupportedTableError, match="no primary key"):
         table.upsert(pa.Table.from_pylist([{"dt": "a", "id": 1, "v": 1, "s": "x"}], schema=SCHEMA))
