@@ -19,7 +19,7 @@ from lakestore.compact import compact_bucket, select_buckets
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from lakestore.spark.source import commit_once, typed_errors
+from lakestore.spark.source import commit_once, maybe_fail, typed_errors
 from lakestore.table import Table
 
 MESSAGE_COLUMN = "message"
@@ -38,6 +38,7 @@ def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[t
                 message = compact_bucket(table, partition, bucket, full=full, snapshot=snapshot)
                 if message is not None and not message.is_empty:
                     payload.append(message.to_bytes())
+                    maybe_fail("after-compact", [f.file_name for f in message.compact_after])
             if payload:
                 yield pa.RecordBatch.from_arrays([pa.array(payload, type=pa.binary())], names=[MESSAGE_COLUMN])
 

@@ -31,6 +31,7 @@ import heapq
 import os
 import pickle
 import re
+import signal
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -98,24 +99,46 @@ _SOURCE_OPTIONS = frozenset(
 )
 
 
-# Test-only fault injection: "<point>:<marker file>" in the executors' environment makes the first
-# task reaching <point> kill its Python worker (the marker makes it happen once per job).
+# Test-only fault injection: "<point>:<marker file>[:executor]" (comma-separated for several) in
+# the Python workers' environment makes the first task reaching <point> crash: its Python worker
+# exits, or with ":executor" its executor JVM is killed first (on a cluster). The marker file makes
+# it happen once per marker and lists the files the crashed attempt had written.
 FAULT_ENV = "LAKESTORE_SPARK_FAULT"
 
 
-def _maybe_fail(point: str) -> None:
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
-        return
-    wanted, _, marker = spec.partition(":")
-    if wanted != point:
-        return
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.close(fd)
-    os._exit(17)  # a crash, not an exception: no cleanup code runs, like a killed executor
+def _executor_jvm() -> int | None:
+    """The pid of the executor JVM this Python worker runs under (None: not on an executor)."""
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        if b"CoarseGrainedExecutorBackend" in cmdline:
+            return pid
+        pid = parent
+    return None
+
+
+def maybe_fail(point: str, files: Sequence[str] = ()) -> None:
+    for spec in filter(None, os.environ.get(FAULT_ENV, "").split(",")):
+        wanted, _, rest = spec.partition(":")
+        marker, _, action = rest.partition(":")
+        if wanted != point:
+            continue
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            continue
+        os.write(fd, "".join(f"{f}\n" for f in files).encode())
+        os.close(fd)
+        executor = _executor_jvm() if action == "executor" else None
+        if executor is not None:
+            os.kill(executor, signal.SIGKILL)
+        os._exit(17)  # a crash, not an exception: no cleanup code runs, like a killed executor
 
 
 _EXECUTOR_ERROR = re.compile(r"lakestore\.errors\.(\w+): ([^\n]*)")
@@ -347,7 +370,7 @@ def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str
         raise
     if writer is not None:
         writer.close()
-    _maybe_fail("after-write")
+    maybe_fail("after-write", [f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)])
     return PaimonCommitMessage([m.to_bytes() for m in messages if not m.is_empty])
 
 

@@ -12,9 +12,9 @@ from pyspark.sql import functions as F
 
 import lakestore
 from lakestore.spark import read_dataframe, write_dataframe
-from lakestore.spark.source import FAULT_ENV
 from tests._support import assert_same_rows, data_files
 from tests.oracle.driver import oracle_available, oracle_read
+from tests.spark.faults import fault
 
 pytestmark = pytest.mark.spark
 
@@ -213,11 +213,8 @@ def test_crashed_task_attempt_leaves_no_referenced_files(spark, catalog, tmp_pat
     table = pk_table(catalog)
     data = rows(1000)
     marker = tmp_path / "crashed"
-    spark.sparkContext.environment[FAULT_ENV] = f"after-write:{marker}"
-    try:
+    with fault(spark, f"after-write:{marker}"):
         snap = write_dataframe(spark.createDataFrame(data), table)
-    finally:
-        del spark.sparkContext.environment[FAULT_ENV]
     assert marker.exists(), "no task attempt crashed: the test proved nothing"
     assert snap is not None
     assert_same_rows(table.to_arrow(), data, ["dt", "id"])  # no row twice, none lost
