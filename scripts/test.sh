@@ -7,6 +7,8 @@ bash scripts/install.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+# the documentation site (mkdocs.yml, docs/): API reference from the docstrings, into site/
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 mkdir -p .tmp
 export TMPDIR="$PWD/.tmp"
 exec .venv/bin/python -m pytest -q -p no:cacheprovider --basetemp="$PWD/.tmp/pytest" "$@"
