@@ -58,6 +58,21 @@ class Catalog:
 
     ``Catalog(warehouse, options={"metastore": "jdbc", ...})`` builds the catalog the
     ``metastore`` option names instead (``lakestore.catalog.factory``), a subclass of this one.
+
+    Args:
+        warehouse: the warehouse directory: a local path or ``s3://bucket/path``.
+        file_io: the file system to use (default: the one ``warehouse`` and ``options`` name).
+        options: catalog options: ``metastore`` (``filesystem``, ``jdbc``, ``rest``), S3
+            endpoint and credentials, ``lock.enabled``, the JDBC catalog's ``uri``, ...
+
+    Raises:
+        OptionError: an unknown ``metastore`` or warehouse scheme.
+
+    Example::
+
+        catalog = lakestore.Catalog("/tmp/warehouse")
+        catalog.create_database("db", exist_ok=True)
+        table = catalog.create_table("db.t", schema=pa.schema([("id", pa.int64())]), primary_keys=["id"])
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Catalog:
@@ -73,12 +88,32 @@ class Catalog:
 
     # -- databases ----------------------------------------------------------------------------
     def database_path(self, name: str) -> str:
+        """The directory of database ``name`` (``<warehouse>/<name>.db``).
+
+        Raises:
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         return f"{self.warehouse}/{_check_name(name, 'database')}{DB_SUFFIX}"
 
     def database_exists(self, name: str) -> bool:
+        """Whether database ``name`` exists.
+
+        Raises:
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         return self.file_io.exists(self.database_path(name))
 
     def create_database(self, name: str, *, exist_ok: bool = False) -> None:
+        """Create database ``name``.
+
+        Args:
+            name: letters, digits, ``_`` and ``-``.
+            exist_ok: return quietly when it exists already.
+
+        Raises:
+            DatabaseAlreadyExistsError: it exists and ``exist_ok`` is false.
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         path = self.database_path(name)
         if self.file_io.exists(path):
             if exist_ok:
@@ -87,6 +122,7 @@ class Catalog:
         self.file_io.mkdirs(path)
 
     def list_databases(self) -> list[str]:
+        """The names of the databases, sorted."""
         return sorted(
             s.path.rsplit("/", 1)[-1][: -len(DB_SUFFIX)]
             for s in self.file_io.list_status(self.warehouse)
@@ -94,6 +130,18 @@ class Catalog:
         )
 
     def drop_database(self, name: str, *, cascade: bool = False, missing_ok: bool = False) -> None:
+        """Delete database ``name`` and its folder.
+
+        Args:
+            name: the database.
+            cascade: also delete the tables it holds (their files included).
+            missing_ok: return quietly when it does not exist.
+
+        Raises:
+            DatabaseNotFoundError: it does not exist and ``missing_ok`` is false.
+            TableAlreadyExistsError: it holds tables and ``cascade`` is false.
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         path = self.database_path(name)
         if not self.file_io.exists(path):
             if missing_ok:
@@ -109,13 +157,29 @@ class Catalog:
 
     # -- tables -------------------------------------------------------------------------------
     def table_path(self, identifier: str) -> str:
+        """The directory of table ``"db.t"`` (``<warehouse>/db.db/t``), whether it exists or not.
+
+        Raises:
+            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
+        """
         database, table = parse_identifier(identifier)
         return f"{self.database_path(database)}/{table}"
 
     def table_exists(self, identifier: str) -> bool:
+        """Whether table ``"db.t"`` exists (its folder holds a schema).
+
+        Raises:
+            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
+        """
         return bool(SchemaManager(self.file_io, self.table_path(identifier)).list_ids())
 
     def list_tables(self, database: str) -> list[str]:
+        """The names of the tables in ``database``, sorted (without the database prefix).
+
+        Raises:
+            DatabaseNotFoundError: the database does not exist.
+            InvalidIdentifierError: ``database`` is not a valid database name.
+        """
         self._require_database(database)
         path = self.database_path(database)
         return sorted(
@@ -133,6 +197,39 @@ class Catalog:
         comment: str | None = None,
         exist_ok: bool = False,
     ) -> Table:
+        """Create a table (its ``schema-0``), as Paimon's ``createTable``.
+
+        Args:
+            identifier: ``"database.table"``.
+            schema: the columns; a field's ``nullable=False`` becomes Paimon's ``NOT NULL``.
+            partition_keys: partition columns.
+            primary_keys: primary-key columns (they must include the partition keys); none: an
+                append table.
+            options: Paimon table options (``bucket``, ``merge-engine``, ``changelog-producer``,
+                ...). Paimon options lakestore does not implement are accepted here (another
+                engine may write the table) and refused by name, with ``UnsupportedTableError``,
+                when lakestore writes it.
+            comment: the table comment.
+            exist_ok: return the existing table instead of raising.
+
+        Returns:
+            The new table (or, with ``exist_ok``, the existing one, whatever its schema).
+
+        Raises:
+            DatabaseNotFoundError: the database does not exist.
+            TableAlreadyExistsError: the table exists and ``exist_ok`` is false.
+            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
+            SchemaMismatchError: duplicate columns, or keys that are not columns.
+            UnsupportedTypeError: a column type Paimon has no type for.
+            OptionError: an unknown option, an invalid value or combination.
+
+        Example::
+
+            schema = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])
+            table = catalog.create_table(
+                "db.orders", schema=schema, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "4"}
+            )
+        """
         database, _ = parse_identifier(identifier)
         self._require_database(database)
         table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
@@ -145,10 +242,28 @@ class Catalog:
         return Table(path, file_io=self.file_io, identifier=identifier)
 
     def get_table(self, identifier: str) -> Table:
-        """``"db.t"``, or ``"db.t$branch_<name>"`` for one of its branches (Paimon's notation).
-        ``"db.t$files"`` / ``"db.t$branch_<name>$files"`` name a system table: use
+        """Open a table: ``"db.t"``, or ``"db.t$branch_<name>"`` for one of its branches (Paimon's
+        notation). ``"db.t$files"`` / ``"db.t$branch_<name>$files"`` name a system table: use
         ``get_system_table`` (typed) or ``Table.inspect``; this returns it too (a read-only
-        ``lakestore.system.SystemTable``)."""
+        ``lakestore.system.SystemTable``).
+
+        Args:
+            identifier: ``"database.table"``, with an optional ``$branch_<name>`` and/or
+                ``$<system table>`` suffix.
+
+        Returns:
+            The table at its latest schema.
+
+        Raises:
+            TableNotFoundError: the table (or branch, or system table) does not exist.
+            DatabaseNotFoundError: the database does not exist.
+            InvalidIdentifierError: a malformed identifier or branch name.
+
+        Example::
+
+            table = catalog.get_table("db.orders")
+            dev = catalog.get_table("db.orders$branch_dev")
+        """
         data_identifier, system = split_system_table(identifier)
         if system is not None:
             return cast(Table, self.get_system_table(identifier))
@@ -162,8 +277,16 @@ class Catalog:
 
     def get_system_table(self, identifier: str) -> SystemTable:
         """A system table: ``"db.t$snapshots"``, ``"db.t$branch_dev$files"`` (Paimon's names,
-        ``lakestore.system.SYSTEM_TABLES``). Raises ``TableNotFoundError`` for a missing table or
-        an unknown system table, ``InvalidIdentifierError`` for a malformed identifier."""
+        ``lakestore.system.SYSTEM_TABLES``), read-only.
+
+        Raises:
+            TableNotFoundError: a missing table or an unknown system table.
+            InvalidIdentifierError: a malformed identifier, or one that names no system table.
+
+        Example::
+
+            catalog.get_system_table("db.orders$snapshots").to_arrow()
+        """
         data_identifier, system = split_system_table(identifier)
         if system is None:
             raise InvalidIdentifierError(f"{identifier!r} names no system table (use 'db.t$<system>')")
@@ -171,8 +294,28 @@ class Catalog:
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         """Apply schema changes (``lakestore.meta.schema_change``) as a new ``schema-N``; retried
-        when another writer published N first. Returns the table at the new schema. A branch
-        (``"db.t$branch_<name>"``) evolves its own schema."""
+        when another writer published N first. A branch (``"db.t$branch_<name>"``) evolves its
+        own schema.
+
+        Args:
+            identifier: ``"database.table"`` (or a branch of it).
+            changes: ``AddColumn``, ``DropColumn``, ``RenameColumn``, ``UpdateColumnType``,
+                ``UpdateComment``, ``SetOption``, ``RemoveOption``; applied in order, as one schema.
+
+        Returns:
+            The table at the new schema.
+
+        Raises:
+            TableNotFoundError: the table does not exist.
+            SchemaChangeError: a change Paimon refuses (an unknown or key column, an unsafe
+                type change, an option that cannot change, ...).
+            CommitRetriesExhaustedError: other writers kept publishing schemas first.
+            InvalidIdentifierError: a malformed identifier.
+
+        Example::
+
+            catalog.alter_table("db.orders", [lakestore.AddColumn("note", pa.string()), lakestore.SetOption("bucket", "8")])
+        """
         base, branch = split_branch(identifier)
         path = self.table_path(base)
         manager = SchemaManager(self.file_io, branch_root(path, branch))
@@ -185,6 +328,12 @@ class Catalog:
         raise CommitRetriesExhaustedError(f"alter_table {identifier!r}: schema kept changing concurrently")
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
+        """Delete table ``"db.t"`` with all its files, branches and tags.
+
+        Raises:
+            TableNotFoundError: it does not exist and ``missing_ok`` is false.
+            InvalidIdentifierError: a malformed identifier.
+        """
         if not self.table_exists(identifier):
             if missing_ok:
                 return
@@ -192,6 +341,14 @@ class Catalog:
         self.file_io.delete_dir(self.table_path(identifier))
 
     def rename_table(self, source: str, target: str) -> None:
+        """Rename (move) table ``source`` to ``target`` (both ``"database.table"``).
+
+        Raises:
+            TableNotFoundError: ``source`` does not exist.
+            DatabaseNotFoundError: ``target``'s database does not exist.
+            TableAlreadyExistsError: ``target`` exists.
+            InvalidIdentifierError: a malformed identifier.
+        """
         if not self.table_exists(source):
             raise TableNotFoundError(f"table {source!r} does not exist")
         target_db, _ = parse_identifier(target)
