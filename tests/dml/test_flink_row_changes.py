@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.oracle]
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.int64()), ("s", pa.string())])
 KEYS = ["dt", "id"]
 TABLES = {
-    "dedup": {"bucket": "2"},
+    "dedup": {"bucket": "2", "changelog-producer": "input"},  # the commits' changelogs compared too
     "partial": {"bucket": "1", "merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"},
     "agg": {
         "bucket": "1",
@@ -68,7 +68,7 @@ def rows_of(table: pa.Table) -> list[dict[str, Any]]:
 
 
 def commit_rows(table: lakestore.Table, snapshot_id: int) -> list[tuple[Any, ...]]:
-    """The rows a snapshot added, with their row kinds."""
+    """The rows a snapshot added, with their row kinds (its changelog, on a table with a producer)."""
     changes = table.read_changes(from_snapshot_id=snapshot_id - 1, to_snapshot_id=snapshot_id)
     return sorted((r["_row_kind"], r["dt"], r["id"], r["v"], r["s"]) for r in changes.to_pylist())
 
