@@ -74,10 +74,26 @@ def default_uri(warehouse: str) -> str:
 
 
 class JdbcCatalog(Catalog):
-    """Paimon's JDBC catalog over SQLite or PostgreSQL (see the module docstring).
+    """Paimon's JDBC catalog over SQLite or PostgreSQL (see the module docstring); built by
+    ``lakestore.Catalog(warehouse, options={"metastore": "jdbc", ...})``.
 
-    Raises ``InvalidCatalogUriError``, ``MissingDriverError`` or ``CatalogUnreachableError``
-    when the catalog database cannot be opened (at construction, as Paimon's does).
+    Args:
+        warehouse: where the tables' files live (``<warehouse>/<db>.db/<table>``).
+        file_io: the file system to use (default: the one ``warehouse`` and ``options`` name).
+        options: ``uri`` (default: an embedded SQLite file in a local warehouse), ``jdbc.user``,
+            ``jdbc.password``, ``catalog-key``, ``lock.enabled``, ``sync-all-properties``, ...
+
+    Raises:
+        InvalidCatalogUriError: ``uri`` is missing where needed or is no SQLite/PostgreSQL URI.
+        MissingDriverError: a PostgreSQL ``uri`` without psycopg installed.
+        CatalogUnreachableError: the catalog database cannot be reached or opened.
+        OptionError: a ``jdbc.*`` driver property lakestore does not pass on.
+
+    The catalog database is opened at construction, as Paimon's is.
+
+    Example::
+
+        catalog = lakestore.Catalog("/tmp/warehouse", options={"metastore": "jdbc"})  # embedded SQLite
     """
 
     def __init__(self, warehouse: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None) -> None:
@@ -132,11 +148,21 @@ class JdbcCatalog(Catalog):
 
     # -- databases ----------------------------------------------------------------------------
     def database_exists(self, name: str) -> bool:
+        """Whether database ``name`` is registered.
+
+        Raises:
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         return self.store.database_exists(_check_name(name, "database"))
 
     def create_database(self, name: str, *, exist_ok: bool = False, properties: Mapping[str, str] | None = None) -> None:
-        """Register the database (Paimon's rows: ``exists=true``, ``location`` and ``properties``).
-        Raises ``DatabaseAlreadyExistsError`` unless ``exist_ok``."""
+        """Register the database (Paimon's rows: ``exists=true``, ``location`` and ``properties``);
+        its folder appears with its first table.
+
+        Raises:
+            DatabaseAlreadyExistsError: it is registered and ``exist_ok`` is false.
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         path = self.database_path(name)
         if self.store.database_exists(name):
             if exist_ok:
@@ -154,7 +180,11 @@ class JdbcCatalog(Catalog):
 
     def database_properties(self, name: str) -> dict[str, str]:
         """The database's properties as Paimon's ``getDatabase`` returns them (``location``
-        included). Raises ``DatabaseNotFoundError``."""
+        included).
+
+        Raises:
+            DatabaseNotFoundError: the database is not registered.
+        """
         self._require_database(name)
         props = self.store.database_properties(name)
         props.pop(DATABASE_EXISTS_PROPERTY, None)
@@ -162,12 +192,17 @@ class JdbcCatalog(Catalog):
         return props
 
     def list_databases(self) -> list[str]:
+        """The registered databases of this ``catalog-key``, sorted."""
         return self.store.list_databases()
 
     def drop_database(self, name: str, *, cascade: bool = False, missing_ok: bool = False) -> None:
         """Unregister the database; with ``cascade`` its tables too, deleting their folders.
-        Raises ``DatabaseNotFoundError`` unless ``missing_ok``; ``TableAlreadyExistsError`` when it
-        holds tables or views and ``cascade`` is not set."""
+
+        Raises:
+            DatabaseNotFoundError: it is not registered and ``missing_ok`` is false.
+            TableAlreadyExistsError: it holds tables or views and ``cascade`` is false.
+            InvalidIdentifierError: ``name`` is not a valid database name.
+        """
         if not self.database_exists(name):
             if missing_ok:
                 return
@@ -184,10 +219,20 @@ class JdbcCatalog(Catalog):
 
     # -- tables -------------------------------------------------------------------------------
     def table_exists(self, identifier: str) -> bool:
+        """Whether table ``"db.t"`` is registered.
+
+        Raises:
+            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
+        """
         database, table = parse_identifier(identifier)
         return self.store.table_exists(database, table)
 
     def list_tables(self, database: str) -> list[str]:
+        """The registered tables of ``database``, sorted.
+
+        Raises:
+            DatabaseNotFoundError: the database is not registered.
+        """
         self._require_database(database)
         return self.store.list_tables(database)
 
@@ -202,6 +247,19 @@ class JdbcCatalog(Catalog):
         comment: str | None = None,
         exist_ok: bool = False,
     ) -> Table:
+        """Create a table: ``schema-0`` in its folder, then its ``paimon_tables`` row (under the
+        catalog lock with ``lock.enabled``). Arguments as ``Catalog.create_table``.
+
+        Raises:
+            DatabaseNotFoundError: the database is not registered.
+            TableAlreadyExistsError: the table (or a view of that name) is registered, or its
+                folder already holds a table nobody registered (see ``repair_table``).
+            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
+            SchemaMismatchError: duplicate columns, or keys that are not columns.
+            UnsupportedTypeError: a column type Paimon has no type for.
+            OptionError: an unknown option, an invalid value or combination.
+            LockAcquireTimeoutError: the catalog lock was not acquired in time.
+        """
         database, table = parse_identifier(identifier)
         self._require_database(database)
         table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
@@ -230,7 +288,12 @@ class JdbcCatalog(Catalog):
 
     def repair_table(self, identifier: str) -> None:
         """Register a table folder the catalog does not list (Paimon's ``repairTable``), its
-        database too when missing. Raises ``TableNotFoundError`` when the folder holds no table."""
+        database too when missing.
+
+        Raises:
+            TableNotFoundError: the folder holds no table.
+            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
+        """
         database, table = parse_identifier(identifier)
         latest = SchemaManager(self.file_io, self.table_path(identifier)).latest()
         if latest is None:
@@ -246,7 +309,13 @@ class JdbcCatalog(Catalog):
 
     def get_table(self, identifier: str) -> Table:
         """A registered table, ``"db.t$branch_<name>"`` one of its branches (``$`` suffixes as the
-        filesystem catalog takes them). Raises ``TableNotFoundError``."""
+        filesystem catalog takes them).
+
+        Raises:
+            TableNotFoundError: the table is not registered, or its folder holds no schema.
+            DatabaseNotFoundError: the database is not registered.
+            InvalidIdentifierError: a malformed identifier.
+        """
         base = identifier.split("$", 1)[0] if isinstance(identifier, str) else identifier
         database, table = parse_identifier(base)
         self._require_database(database)
@@ -262,6 +331,15 @@ class JdbcCatalog(Catalog):
             ) from exc
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
+        """``Catalog.alter_table`` under the table's catalog lock; with ``sync-all-properties``
+        the new options are mirrored in ``paimon_table_properties``.
+
+        Raises:
+            TableNotFoundError: the table is not registered.
+            SchemaChangeError: a change Paimon refuses.
+            CommitRetriesExhaustedError: other writers kept publishing schemas first.
+            LockAcquireTimeoutError: the catalog lock was not acquired in time.
+        """
         base, _ = split_branch(identifier)
         database, table = parse_identifier(base)
         if not self.store.table_exists(database, table):
@@ -273,6 +351,12 @@ class JdbcCatalog(Catalog):
         return altered
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
+        """Unregister table ``"db.t"``, then delete its folder.
+
+        Raises:
+            TableNotFoundError: it is not registered and ``missing_ok`` is false.
+            InvalidIdentifierError: a malformed identifier.
+        """
         database, table = parse_identifier(identifier)
         if self.store.delete_table(database, table) == 0:
             if missing_ok:
@@ -283,6 +367,16 @@ class JdbcCatalog(Catalog):
             self.file_io.delete_dir(path)
 
     def rename_table(self, source: str, target: str) -> None:
+        """Rename the table's row, then move its folder (under both tables' catalog locks).
+
+        Raises:
+            TableNotFoundError: ``source`` is not registered.
+            DatabaseNotFoundError: ``target``'s database is not registered.
+            TableAlreadyExistsError: ``target`` is registered (as a table or view), or its folder
+                exists, or the folder could not be moved (the row is renamed back).
+            InvalidIdentifierError: a malformed identifier.
+            LockAcquireTimeoutError: a catalog lock was not acquired in time.
+        """
         src, dst = parse_identifier(source), parse_identifier(target)
         with self._locked(source, target):
             if not self.store.table_exists(*src):
