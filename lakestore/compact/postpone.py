@@ -99,19 +99,25 @@ def compact_postpone(
     target_rows = options.get("postpone.target-row-num-per-bucket")
     rows = {p: sum(f.row_count for f in files) for p, files in postponed.items()}
     user = commit_user or f"compact-{uuid.uuid4()}"
+    committer = table.new_commit(commit_user=user)
     messages: list[CommitMessage] = []
-    for partition in dict.fromkeys([*postponed, *level0]):
-        values = decode_row(partition, types)
-        if specs is not None:
-            named = dict(zip(schema.partition_keys, values, strict=False))
-            if not any(all(named.get(k) == v for k, v in p.items()) for p in specs):
-                continue
-        count = bucket_count(partition, known, rows, target_rows=target_rows, default=options.get("postpone.default-bucket-num"))
-        files = sorted(postponed.get(partition, []), key=lambda f: f.creation_time_ms or 0)
-        messages += _compact_partition(table, snapshot, values, files, sorted(level0.get(partition, ())), count, user=user, full=full)
-    if not messages:
-        return []
-    return table.new_commit(commit_user=user).commit(messages)
+    try:
+        for partition in dict.fromkeys([*postponed, *level0]):
+            values = decode_row(partition, types)
+            if specs is not None:
+                named = dict(zip(schema.partition_keys, values, strict=False))
+                if not any(all(named.get(k) == v for k, v in p.items()) for p in specs):
+                    continue
+            count = bucket_count(partition, known, rows, target_rows=target_rows, default=options.get("postpone.default-bucket-num"))
+            files = sorted(postponed.get(partition, []), key=lambda f: f.creation_time_ms or 0)
+            messages += _compact_partition(table, snapshot, values, files, sorted(level0.get(partition, ())), count, user=user, full=full)
+        if not messages:
+            return []
+        return committer.commit(messages)
+    except BaseException:
+        if not committer.publish_attempted:  # provably not landed: the partitions compacted so far leave nothing
+            committer.abort(messages)
+        raise
 
 
 def _compact_partition(
