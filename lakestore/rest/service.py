@@ -31,6 +31,9 @@ from lakestore.table import Table
 READ, WRITE, ADMIN = LEVELS["read"], LEVELS["write"], LEVELS["admin"]
 T = TypeVar("T")
 TOKEN_LIFETIME_MS = 3_600_000
+# the audit fields' principal: the warehouse keeps no record of who created what (clients such
+# as Paimon's Flink catalog refuse missing values)
+OWNER = "lakestore"
 
 
 class CatalogService:
@@ -104,7 +107,10 @@ class CatalogService:
             self._require(principal, READ, database)
         if not self._guard(lambda: self.catalog.database_exists(database), resource_type=p.DATABASE, resource_name=database):
             raise p.RestError(404, f"database {database!r} does not exist", p.DATABASE, database)
-        return {"id": database, "name": database, "location": self.catalog.database_path(database), "options": {}}
+        location = self.catalog.database_path(database)
+        mtime = next((st.mtime_ms for st in self.catalog.file_io.list_status(self.catalog.warehouse) if st.path.rstrip("/") == location), 0)
+        audit = {"owner": OWNER, "createdAt": mtime, "createdBy": OWNER, "updatedAt": mtime, "updatedBy": OWNER}
+        return {"id": database, "name": database, "location": location, "options": {}, **audit}
 
     def drop_database(self, principal: Principal, database: str) -> dict[str, Any]:
         self._require(principal, ADMIN, database)
@@ -114,6 +120,23 @@ class CatalogService:
     def alter_database(self, principal: Principal, database: str) -> dict[str, Any]:
         self._require(principal, ADMIN, database)
         raise p.not_implemented("database options (a filesystem warehouse keeps none)")
+
+    # -- views and functions (a lakestore warehouse has none) ----------------------------------
+    def _require_visible(self, principal: Principal, database: str) -> None:
+        if not principal.sees_database(database):
+            self._require(principal, READ, database)
+        if not self._guard(lambda: self.catalog.database_exists(database), resource_type=p.DATABASE, resource_name=database):
+            raise p.RestError(404, f"database {database!r} does not exist", p.DATABASE, database)
+
+    def list_none(self, principal: Principal, database: str, key: str) -> dict[str, Any]:
+        """Views, view details, functions or function details of a database: none."""
+        self._require_visible(principal, database)
+        return {key: [], "nextPageToken": None}
+
+    def get_none(self, principal: Principal, database: str, kind: str, name: str) -> dict[str, Any]:
+        """A view or function: never there (404, so clients fall back to tables)."""
+        self._require_visible(principal, database)
+        raise p.RestError(404, f"{kind.lower()} {database}.{name} does not exist", kind, f"{database}.{name}")
 
     # -- tables ------------------------------------------------------------------------------
     def _visible_tables(self, principal: Principal, database: str) -> list[str]:
@@ -137,7 +160,10 @@ class CatalogService:
     def _table_json(self, database: str, table: str) -> dict[str, Any]:
         t = self._table(database, table)
         schema = t.schema
+        first = t.schema_manager.get(t.schema_manager.list_ids()[0])
+        audit = {"owner": OWNER, "createdAt": first.time_millis, "createdBy": OWNER, "updatedAt": schema.time_millis, "updatedBy": OWNER}
         return {
+            **audit,
             "id": self.table_id(t),
             "name": table,
             "path": t.path,

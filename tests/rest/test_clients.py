@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from tests.oracle.flink_driver import flink_oracle
 from tests.oracle.java_driver import java_oracle
 from tests.rest.clients import pypaimon
 from tests.rest.server import Server, start_server
@@ -150,3 +151,26 @@ def test_commit_endpoint_recognises_retries_and_refuses_stale_bases(server: Serv
     assert status == 200 and catalog.get_table("raw.t").latest_snapshot().id == 2
     assert server.call("GET", "/databases/nope/tables/t", token)[1]["resourceType"] == "DATABASE"
     assert server.call("GET", "/databases/raw/tables/nope", token)[1]["resourceType"] == "TABLE"
+
+
+def test_flink_with_paimons_rest_catalog(server: Server):
+    flink = flink_oracle()
+    token = server.admin_token
+    options = ", ".join(f"'{k}'='{v}'" for k, v in {**server.catalog_options(token), "type": "paimon"}.items())
+    flink.sql("USE CATALOG default_catalog", "DROP CATALOG IF EXISTS r", f"CREATE CATALOG r WITH ({options})", "USE CATALOG r")
+    try:
+        flink.sql("CREATE DATABASE IF NOT EXISTS fl", mode="batch")
+        flink.sql(
+            "CREATE TABLE IF NOT EXISTS r.fl.t (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED) WITH ('bucket'='1')", mode="batch"
+        )
+        job = flink.submit("INSERT INTO r.fl.t VALUES (1, 'a'), (2, 'b')")
+        assert flink.wait(job) == "FINISHED"
+        job = flink.submit("INSERT INTO r.fl.t VALUES (2, 'b2')")
+        assert flink.wait(job) == "FINISHED"
+        rows = sorted(tuple(r[1:]) for r in flink.query("SELECT id, v FROM r.fl.t"))
+        assert rows == [(1, "a"), (2, "b2")]
+        table = lakestore.Catalog(str(server.warehouse)).get_table("fl.t")
+        assert _rows(table.to_arrow(), "id", "v") == [(1, "a"), (2, "b2")]
+        assert all(s.uuid for s in table.snapshots())  # Paimon 2.0's commits, published by the server
+    finally:
+        flink.sql("USE CATALOG default_catalog", "DROP CATALOG IF EXISTS r")
