@@ -25,6 +25,7 @@ from lakestore.compact.deletion_vectors import (
 from lakestore.compact.levels import Levels
 from lakestore.compact.output import SortedRunWriter
 from lakestore.compact.record_expire import RecordLevelExpire
+from lakestore.compact.row_tracking import compact_row_tracking
 from lakestore.compact.slices import BATCH_ROWS, SLICE_BYTES, key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.compact.universal import UniversalCompaction, pick_force_up_level0, pick_full_compaction
@@ -46,7 +47,9 @@ from lakestore.meta.partitions import check_partition_specs
 from lakestore.meta.paths import POSTPONE_BUCKET
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.data_evolution import ROW_TRACKING_COLUMNS, tracking_columns
 from lakestore.read.deletion_vectors import apply_vector
+from lakestore.read.parquet_read import read_parquet_file
 from lakestore.read.schema_evolution import read_as_schema
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 
@@ -228,13 +231,28 @@ class BucketCompactor:
                 deleted_rows=deleted_rows,
                 delete_ratio_threshold=self.options.get("compaction.delete-ratio-threshold"),
             )
-            done = compact_append(picked, read_file=self.read_file, writer=self.writer, rewrite_single=force)
+            if self.options.row_tracking:  # keep each row's _ROW_ID and _SEQUENCE_NUMBER (lakestore.compact.row_tracking)
+                done = compact_row_tracking(picked, read_file=self._read_tracked, writer=self.writer, rewrite_single=force)
+            else:
+                done = compact_append(picked, read_file=self.read_file, writer=self.writer, rewrite_single=force)
             result.before.extend(done.before)
             result.after.extend(done.after)
         if dv is not None:
             for f in result.before:  # their deleted rows were left out of the new files
                 dv.remove(f.file_name)
         return result
+
+    def _read_tracked(self, f: DataFileMeta) -> pa.Table:
+        """An append file's rows with their ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (row-tracking tables)."""
+        rows = self.read_file(f)
+
+        def physical(g: DataFileMeta, names: Sequence[str]) -> pa.Table:
+            file_io, path = self._located(g)
+            return read_parquet_file(file_io, path, list(names))[0]
+
+        for name, column in zip(ROW_TRACKING_COLUMNS, tracking_columns(f, ROW_TRACKING_COLUMNS, physical, source=f.file_name), strict=True):
+            rows = rows.append_column(name, column)
+        return rows
 
     def _needs_old_values(self) -> bool:
         """Whether a key's new row depends on its older version (Paimon persists looked-up

@@ -465,9 +465,10 @@ def _row_tracking_refusals(
     options: Mapping[str, str], primary_keys: Sequence[str], writes: list[tuple[str, str]], reads: list[tuple[str, str]]
 ) -> tuple[tuple[str, str], ...]:
     """Row tracking (append tables with bucket = -1 only, as Paimon's SchemaValidation demands) and
-    data evolution (only with row tracking). Compaction is refused: Paimon 2.0's core append
-    compaction drops the row ids (its output has no _FIRST_ROW_ID and no _ROW_ID column), and its
-    Flink/Spark compactors write _ROW_ID/_SEQUENCE_NUMBER columns lakestore does not write."""
+    data evolution (only with row tracking). Compaction of row-tracking tables keeps each row's
+    _ROW_ID and _SEQUENCE_NUMBER as columns of the new file, as Paimon 2.0's core append compaction
+    (lakestore/compact/row_tracking.py); that of data-evolution tables (Paimon's
+    DataEvolutionCompactCoordinator, which merges files of a row-id range) is refused."""
     tracking = options.get("row-tracking.enabled", "false").strip().lower() == "true"
     evolution = options.get("data-evolution.enabled", "false").strip().lower() == "true"
     if not tracking and not evolution:
@@ -486,8 +487,9 @@ def _row_tracking_refusals(
         reason = "vector.file.format: vector-store files (.vector.<format>) of data-evolution tables are not implemented"
         writes.append(("vector.file.format", reason))
         reads.append(("vector.file.format", reason))
-    key = "data-evolution.enabled" if evolution else "row-tracking.enabled"
-    return ((key, f"{key}=true: compaction that keeps row ids is not implemented"),)
+    if not evolution:
+        return ()
+    return (("data-evolution.enabled", "data-evolution.enabled=true: compaction (merging the files of a row-id range) is not implemented"),)
 
 
 def _postpone_refusals(options: Mapping[str, str], primary_keys: Sequence[str]) -> list[tuple[str, str]]:

@@ -84,8 +84,8 @@ def test_engines_interleaved_continue_each_others_row_ids(java, catalog, warehou
     assert [r["_ROW_ID"] for r in expected] == list(range(6))
     assert [r["_SEQUENCE_NUMBER"] for r in sorted(expected, key=lambda r: r["id"])] == [1, 1, 2, 2, 3, 4]
     assert lake_tracking(catalog) == expected
-    with pytest.raises(UnsupportedTableError, match="row-tracking.enabled"):
-        table.compact(full=True)
+    table.compact(full=True)  # rows keep their ids (test_java_row_tracking_compaction.py)
+    assert lake_tracking(catalog) == java_tracking(java, warehouse) == expected
 
 
 def _java_data_evolution(java, warehouse: Path) -> None:

@@ -1,6 +1,6 @@
 """Row tracking (``row-tracking.enabled``) and data evolution (``data-evolution.enabled``) in
 lakestore alone: row ids assigned at commit as Paimon 2.0 assigns them, ``_ROW_ID`` and
-``_SEQUENCE_NUMBER`` read on request, compaction refused by name. Paimon Java 2.0 and pypaimon 2.1
+``_SEQUENCE_NUMBER`` read on request, compaction keeping them (refused by name on data-evolution tables). Paimon Java 2.0 and pypaimon 2.1
 check the same tables in tests/interop/test_java_row_tracking.py."""
 
 from __future__ import annotations
@@ -95,14 +95,26 @@ def test_plain_tables_have_no_row_tracking_columns(catalog):
     assert table.latest_snapshot().next_row_id == 0
 
 
-def test_compaction_refused_by_name(catalog):
+def test_compaction_keeps_row_ids(catalog):
     table = catalog.create_table("db.t", schema=SCHEMA, options=TRACKING)
     for i in range(3):
         table.write_arrow(_rows(["x"], [i]))
-    with pytest.raises(UnsupportedTableError, match="row-tracking.enabled") as info:
+    assert len(_metas(table)) == 3  # the writer never compacts them
+    before = table.to_arrow(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID").to_pylist()
+    table.compact(full=True)  # lakestore/compact/row_tracking.py; against Java: test_java_row_tracking_compaction.py
+    [compacted] = _metas(table)
+    assert compacted.first_row_id is None and compacted.write_cols[-2:] == ("_ROW_ID", "_SEQUENCE_NUMBER")
+    assert table.to_arrow(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID").to_pylist() == before
+
+
+def test_data_evolution_compaction_refused_by_name(catalog):
+    table = catalog.create_table("db.t", schema=SCHEMA, options={**TRACKING, "data-evolution.enabled": "true"})
+    for i in range(3):
+        table.write_arrow(_rows(["x"], [i]))
+    with pytest.raises(UnsupportedTableError, match="data-evolution.enabled") as info:
         table.compact(full=True)
-    assert "row-tracking.enabled" in info.value.options
-    assert len(_metas(table)) == 3  # the writer never compacts them either
+    assert "data-evolution.enabled" in info.value.options
+    assert len(_metas(table)) == 3
 
 
 def test_row_tracking_needs_an_unaware_append_table(catalog):
@@ -186,7 +198,9 @@ def test_vector_store_files_of_data_evolution_tables_refused():
     assert "vector.file.format" in dict(found.blocks_reads)
     assert "vector.file.format" in dict(found.blocks_writes)
     assert not unsupported(TRACKING, primary_keys=()).blocks_reads
-    assert "row-tracking.enabled" in dict(unsupported(TRACKING, primary_keys=()).blocks_compaction)
+    assert not unsupported(TRACKING, primary_keys=()).blocks_compaction  # lakestore/compact/row_tracking.py
+    evolution = unsupported({**TRACKING, "data-evolution.enabled": "true"}, primary_keys=())
+    assert "data-evolution.enabled" in dict(evolution.blocks_compaction)
 
 
 @pytest.mark.parametrize("evolution", [False, True])
