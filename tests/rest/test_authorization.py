@@ -45,6 +45,8 @@ def _cases() -> list[Case]:
         Case("drop database", "DELETE", "/databases/sec", admin_t),
         Case("list tables", "GET", "/databases/sec/tables", sees_sec),
         Case("table details", "GET", "/databases/sec/table-details", sees_sec),
+        Case("list views", "GET", "/databases/sec/views", sees_sec),
+        Case("get function", "GET", "/databases/sec/functions/f", sees_sec),
         Case("create table", "POST", "/databases/sec/tables", admin_t, "create"),
         Case("get table", "GET", t, read_t),
         Case("alter table", "POST", t, admin_t, {"changes": [{"action": "setOption", "key": "snapshot.num-retained.min", "value": "5"}]}),
