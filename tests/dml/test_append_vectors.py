@@ -4,11 +4,14 @@ and by Java, before and after Java appends and compacts."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import lakestore
 from lakestore import col
@@ -151,3 +154,54 @@ def test_update_marks_vectors_and_appends(java: Any, warehouse: Path, catalog: l
     want[30] = "v30"
     assert sorted((r["id"], r["v"]) for r in java.read(warehouse, "db.a").to_pylist()) == sorted(want.items())
     assert sorted((r["id"], r["v"]) for r in catalog.get_table("db.a").to_arrow().to_pylist()) == sorted(want.items())
+
+
+_tables = itertools.count()
+
+
+@pytest.mark.parametrize("layout", ["unaware", "bucketed"])
+def test_sequences_match_a_model(java: Any, tmp_path_factory: pytest.TempPathFactory, layout: str) -> None:
+    """Deletes and updates by lakestore, appends and full compactions by Paimon Java, in any order:
+    lakestore and Java read the model's rows (a multiset: append tables hold duplicates) after each."""
+    warehouse = tmp_path_factory.mktemp("dv-model") / "wh"
+    catalog = lakestore.Catalog(str(warehouse))
+    catalog.create_database("db")
+    ops = st.lists(
+        st.one_of(
+            st.tuples(st.just("append"), st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 9)), min_size=1, max_size=6)),
+            st.tuples(st.just("delete"), st.integers(0, 9), st.sampled_from(["id", "v"])),
+            st.tuples(st.just("update"), st.integers(0, 9), st.sampled_from(["u", "w"])),
+            st.tuples(st.just("compact")),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+
+    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+    @given(ops)
+    def run(steps: list[tuple[Any, ...]]) -> None:
+        name = f"db.a{next(_tables)}"
+        java.create_table(warehouse, name, SCHEMA, partition_keys=["dt"], options=LAYOUTS[layout])
+        model: list[tuple[str, int, str]] = []
+        for step in steps:
+            if step[0] == "append":
+                new = [(dt, i, f"v{i}") for dt, i in step[1]]
+                java.write(warehouse, name, pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in new], schema=SCHEMA))
+                model += new
+            elif step[0] == "compact":
+                if model:
+                    java.compact(warehouse, name)
+            elif step[0] == "delete":
+                k, column = step[1], step[2]
+                predicate = col("id") <= k if column == "id" else col("v") == f"v{k}"
+                catalog.get_table(name).delete(predicate)
+                model = [r for r in model if not (r[1] <= k if column == "id" else r[2] == f"v{k}")]
+            else:
+                k, value = step[1], step[2]
+                catalog.get_table(name).update(set={"v": value}, filter=col("id") >= k)
+                model = [(d, i, value if i >= k else v) for d, i, v in model]
+            want = sorted(model)
+            assert sorted((r["dt"], r["id"], r["v"]) for r in catalog.get_table(name).to_arrow().to_pylist()) == want, step
+        assert sorted((r["dt"], r["id"], r["v"]) for r in java.read(warehouse, name).to_pylist()) == sorted(model)
+
+    run()
