@@ -206,9 +206,7 @@ class Catalog:
             primary_keys: primary-key columns (they must include the partition keys); none: an
                 append table.
             options: Paimon table options (``bucket``, ``merge-engine``, ``changelog-producer``,
-                ...). Paimon options lakestore does not implement are accepted here (another
-                engine may write the table) and refused by name, with ``UnsupportedTableError``,
-                when lakestore writes it.
+                ...); Paimon options lakestore does not implement are refused by name.
             comment: the table comment.
             exist_ok: return the existing table instead of raising.
 
@@ -221,7 +219,8 @@ class Catalog:
             InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
             SchemaMismatchError: duplicate columns, or keys that are not columns.
             UnsupportedTypeError: a column type Paimon has no type for.
-            OptionError: an unknown option, an invalid value or combination.
+            OptionError: an unknown option, one lakestore does not implement, an invalid value
+                or combination.
 
         Example::
 

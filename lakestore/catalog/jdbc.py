@@ -257,7 +257,8 @@ class JdbcCatalog(Catalog):
             InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
             SchemaMismatchError: duplicate columns, or keys that are not columns.
             UnsupportedTypeError: a column type Paimon has no type for.
-            OptionError: an unknown option, an invalid value or combination.
+            OptionError: an unknown option, one lakestore does not implement, an invalid value
+                or combination.
             LockAcquireTimeoutError: the catalog lock was not acquired in time.
         """
         database, table = parse_identifier(identifier)
