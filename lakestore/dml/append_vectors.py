@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pyarrow as pa
 
-from lakestore.commit.commit import TableCommit
+from lakestore.commit.commit import CommitHook, TableCommit
 from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
 from lakestore.dml.checks import check_vectors_writable
 from lakestore.dml.target import RowChangeTable
@@ -75,7 +75,12 @@ def change_with_vectors(
         return None
     bitmap64 = bool(schema.core_options().get("deletion-vectors.bitmap64"))
     writer = _IndexWriter(table)
-    committer = committer_for(table, commit_user)
+
+    def recheck(step: str) -> None:  # right before each publish attempt: no commit since the check may slip in
+        if step == "before-publish":
+            _check_base(table, snapshot, deleted)
+
+    committer = committer_for(table, commit_user, hook=recheck)
     with _append_view(table).new_write(commit_user=commit_user) as write:  # aborts on any error
         try:
             messages = _messages(table, snapshot, writer, deleted, total_buckets, bitmap64=bitmap64)
@@ -123,16 +128,16 @@ def _check_base(table: RowChangeTable, base: Snapshot, deleted: Mapping[BucketKe
             raise CommitConflictError(f"{table.path}: a commit since snapshot {base.id} changed the deletion vectors this delete writes")
 
 
-def committer_for(table: RowChangeTable, user: str) -> TableCommit:
+def committer_for(table: RowChangeTable, user: str, *, hook: CommitHook | None = None) -> TableCommit:
     """The table's own commit. On an append table with deletion vectors, for commits of index files
     or dropped partitions only: the table's commits refuse such tables, since lakestore's appends
     and compactions would not keep their vectors, so this one is made on a view of the table whose
     schema lacks that one option (everything else, the schema id included, is the table's)."""
     if table.schema.primary_keys or not table.schema.core_options().deletion_vectors:
-        return table.new_commit(commit_user=user)
+        return table.new_commit(commit_user=user, hook=hook)
     view = copy.copy(table)
     view.schema = dataclasses.replace(table.schema, options={k: v for k, v in table.schema.options.items() if k != _DV})
-    return view.new_commit(commit_user=user)
+    return view.new_commit(commit_user=user, hook=hook)
 
 
 def _messages(

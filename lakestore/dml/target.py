@@ -6,7 +6,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from lakestore.commit.commit import Overwrite, TableCommit
+from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.io.fileio import FileIO
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.schema import TableSchema
@@ -32,7 +32,7 @@ class RowChangeTable(Protocol):
 
     def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite: ...
 
-    def new_commit(self, *, commit_user: str) -> TableCommit: ...
+    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit: ...
 
 
 def matching_rows(table: RowChangeTable, snapshot: Snapshot | None, predicate: Predicate | None) -> pa.Table:
