@@ -98,6 +98,20 @@ class _Attempt:
 
 
 class TableCommit:
+    """Commits the ``CommitMessage``s of one or more ``TableWrite``s atomically, as one snapshot
+    (plus a COMPACT one when the writers compacted); obtain one from ``Table.new_commit``.
+
+    A commit user plus a commit identifier make a commit idempotent: committing the same
+    identifier again returns the snapshots that landed and writes nothing. Commits that land
+    run the table's post-commit maintenance (tags, expiration, Iceberg metadata); a failure
+    there is logged, never raised.
+
+    Example::
+
+        commit = table.new_commit(commit_user="job-1")
+        snapshots = commit.commit(messages, commit_identifier=42)
+    """
+
     def __init__(
         self,
         file_io: FileIO,
@@ -159,6 +173,27 @@ class TableCommit:
         landed snapshots and commits nothing twice. If the data landed but the writer's own
         compaction then conflicts, the compaction's outputs are deleted and only the data
         snapshot is returned.
+
+        Args:
+            messages: the ``prepare_commit()`` results of the writers (all of this commit user).
+            commit_identifier: with the commit user, identifies the commit for retries
+                (default: Paimon's batch identifier, ``BATCH_COMMIT_IDENTIFIER``).
+            overwrite: ``True`` replaces the whole table, a dict of partition values (or a list
+                of them) those partitions; None: append.
+            watermark: stored in the snapshot (default: the parent's).
+            properties: stored in the snapshot's ``properties``.
+            operation: the snapshots' ``operation`` (see above).
+
+        Returns:
+            The snapshots created, or the landed ones of an identical retry; empty when there
+            was nothing to commit.
+
+        Raises:
+            CommitConflictError: a concurrent commit removed or overlaps files this one changes
+                (the messages' files are deleted when nothing landed).
+            CommitRetriesExhaustedError: it lost the race ``commit.max-retries`` + 1 times.
+            LockAcquireTimeoutError: with ``lock.enabled``, the catalog lock was not acquired.
+            UnsafePublishError: object storage without the catalog lock or conditional writes.
         """
         appends: list[ManifestEntry] = []
         compacts: list[ManifestEntry] = []

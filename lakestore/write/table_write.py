@@ -47,6 +47,19 @@ class TableWrite:
     """Write rows of one table; ``prepare_commit`` returns messages for ``TableCommit``.
 
     Sequence numbers of each bucket continue from the bucket's maximum in ``base_snapshot``.
+    Obtain one from ``Table.new_write``; as a context manager it deletes the files it wrote
+    when the block raises.
+
+    Raises:
+        UnsupportedTableError: the table uses options or features lakestore cannot write.
+        OptionError: an overwrite of a cross-partition upsert table.
+
+    Example::
+
+        with table.new_write(commit_user="job-1") as write:
+            write.write_arrow(batch)
+            messages = write.prepare_commit()  # list[CommitMessage]; to_bytes() to ship them
+        table.new_commit(commit_user="job-1").commit(messages, commit_identifier=1)
     """
 
     def __init__(
@@ -105,9 +118,25 @@ class TableWrite:
 
     # -- writing ------------------------------------------------------------------------------
     def write_arrow(self, data: InputData, *, row_kind: int | None = None) -> TableWrite:
-        """Buffer ``data``. ``row_kind`` (primary-key tables; ``lakestore.format.kv``'s codes):
-        every row carries that kind (as Paimon's batch DELETE writes -D rows and UPDATE +U rows)
-        instead of +I or the ``rowkind.field`` value."""
+        """Buffer ``data`` (flushed to files when ``write-buffer-size`` fills, and by
+        ``prepare_commit``).
+
+        Args:
+            data: a ``pyarrow.Table``, ``RecordBatch``, ``RecordBatchReader``, an iterable of
+                batches, or anything with ``__arrow_c_stream__``; columns matched by name.
+            row_kind: primary-key tables (``lakestore.format.kv``'s codes): every row carries
+                that kind (as Paimon's batch DELETE writes -D rows and UPDATE +U rows) instead of
+                +I or the ``rowkind.field`` value.
+
+        Returns:
+            This writer.
+
+        Raises:
+            SchemaMismatchError: missing, unknown or mistyped columns (``NullKeyError``: a null
+                in a primary-key column).
+            PartitionValueError: a row outside the partition this writer overwrites.
+            ValueError: ``row_kind`` on an append table.
+        """
         if row_kind is not None and not self.primary_key:
             raise ValueError("row_kind applies to primary-key tables only")
         for batch in _batches(data):
@@ -225,6 +254,13 @@ class TableWrite:
 
     # -- committing ---------------------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
+        """Flush every bucket's buffer into data files (compacting as the table's options ask)
+        and return what a ``TableCommit`` commits: one message per touched bucket, none for
+        buckets without changes. The writer can go on writing for the next commit.
+
+        Raises:
+            CommitConflictError: a file this writer's compaction reads was removed concurrently.
+        """
         self._commits += 1
         every = self.options.full_compaction_delta_commits
         full = every is not None and self._commits % every == 0
@@ -264,6 +300,8 @@ class TableWrite:
         self._shutdown()
 
     def close(self) -> None:
+        """Release the writer and its threads; the files it wrote stay (committed, or about to
+        be). ``abort`` deletes them instead."""
         self._writers.clear()
         self._shutdown()
         self._closed = True
