@@ -206,7 +206,7 @@ class CatalogService:
         if branch != MAIN_BRANCH:
             raise p.bad_request("drop a branch with the branches endpoint")
         full = f"{db}.{name}"
-        with self._lock(self.catalog.table_path(full)):
+        with self._lock(f"{self.catalog.table_path(full)}#{MAIN_BRANCH}"):
             self._guard(lambda: self.catalog.drop_table(full), resource_type=p.TABLE, resource_name=full)
         return {}
 
@@ -221,7 +221,7 @@ class CatalogService:
         self._require(principal, ADMIN, sdb, sname)
         self._require(principal, ADMIN, ddb, dname)
         source, target = f"{sdb}.{sname}", f"{ddb}.{dname}"
-        with self._lock(self.catalog.table_path(source)):
+        with self._lock(f"{self.catalog.table_path(source)}#{MAIN_BRANCH}"):
             self._guard(lambda: self.catalog.rename_table(source, target), resource_type=p.TABLE, resource_name=source)
         return {}
 
