@@ -118,7 +118,8 @@ def run(options: dict[str, str], op: dict[str, Any]) -> Any:
 
 
 def _reconnect(options: dict[str, str]) -> Any:
-    for _ in range(100):
+    """The catalog once the server answers again (a restart under load takes seconds)."""
+    for _ in range(600):
         try:
             return CatalogFactory.create(options)
         except Exception:
