@@ -393,7 +393,6 @@ class Table:
             unknown = [c for c in filter.columns() if c not in self.schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {self.schema.field_names})")
-        self._refuse_delta_reads("read incrementally")
         rows = IncrementalRead(self, spec).read(selected, filter).drop_columns([_INCREMENTAL_KIND])
         return rows if limit is None else rows.slice(0, limit)
 
@@ -717,7 +716,8 @@ class Table:
     # -- reads over time ----------------------------------------------------------------------
     def _refuse_delta_reads(self, what: str) -> None:
         """Data-evolution tables: a snapshot's new files may hold some columns of older rows, which
-        reads of what snapshots added (changes, streams, incremental reads) would show as rows."""
+        reads of what snapshots added (changes, streams) would show as rows (incremental reads
+        merge them as Paimon does: lakestore.lifecycle.incremental)."""
         if self.schema.core_options().data_evolution:
             raise UnsupportedTableError(
                 f"cannot {what} table {self.path}: data-evolution.enabled=true, whose files may update columns of"
