@@ -104,7 +104,18 @@ class Table:
     def from_path(
         cls, path: str, *, file_io: FileIO | None = None, options: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH
     ) -> Table:
-        """``options``: catalog options (S3 endpoint/credentials, lock) when no ``file_io`` is given."""
+        """Open the table at ``path`` without a catalog.
+
+        Args:
+            path: the table directory (local path or ``s3://...``).
+            file_io: the file system to use (default: the one ``path`` and ``options`` name).
+            options: catalog options (S3 endpoint/credentials, lock) when no ``file_io`` is given.
+            branch: the branch to open.
+
+        Raises:
+            TableNotFoundError: no table (no schema file) at ``path`` or on ``branch``.
+            OptionError: a file system lakestore cannot open.
+        """
         return cls(path, file_io=file_io or file_io_for(path, options), branch=branch)
 
     def __repr__(self) -> str:
@@ -114,14 +125,17 @@ class Table:
     # -- metadata -----------------------------------------------------------------------------
     @property
     def arrow_schema(self) -> pa.Schema:
+        """The table's columns (latest schema) as an Arrow schema."""
         return self.schema.arrow_schema()
 
     @property
     def partition_keys(self) -> tuple[str, ...]:
+        """The partition columns."""
         return self.schema.partition_keys
 
     @property
     def primary_keys(self) -> tuple[str, ...]:
+        """The primary-key columns (empty: an append table)."""
         return self.schema.primary_keys
 
     @property
@@ -151,17 +165,46 @@ class Table:
         return self._manifests
 
     def latest_snapshot(self) -> Snapshot | None:
+        """The latest snapshot of this branch (None: nothing committed yet)."""
         return self.snapshot_manager.latest()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id`` of this branch.
+
+        Raises:
+            SnapshotNotFoundError: it does not exist (never committed, or expired).
+        """
         return self.snapshot_manager.get(snapshot_id)
 
     def snapshots(self) -> list[Snapshot]:
+        """The retained snapshots of this branch, oldest first."""
         return list(self.snapshot_manager.snapshots())
 
     # -- writing ------------------------------------------------------------------------------
     def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite:
-        """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user."""
+        """A writer for distributed or multi-batch writes; pair with ``new_commit`` of the same user.
+
+        Args:
+            commit_user: the writer's commit user (default: a fresh UUID); the committer must use
+                the same one.
+            overwrite: ``True`` replaces the whole table, a dict of partition values one
+                partition, when the messages are committed.
+
+        Returns:
+            A ``TableWrite`` (a context manager that deletes its files when the block raises).
+
+        Raises:
+            PartitionValueError: ``overwrite`` names columns that are not partition keys.
+            UnsupportedTableError: the table uses options or features lakestore cannot write.
+            OptionError: an overwrite of a cross-partition upsert table.
+
+        Example::
+
+            with table.new_write(commit_user="job-1") as write:
+                write.write_arrow(batch)
+                messages = write.prepare_commit()
+            table.new_commit(commit_user="job-1").commit(messages, commit_identifier=1)
+        """
         partition = self._overwrite_partition(overwrite)
         base = self.latest_snapshot()
         writer = PostponeTableWrite if is_postpone(self.schema) else TableWrite
@@ -216,13 +259,42 @@ class Table:
         """Compact the table (or the given partitions) and commit one COMPACT snapshot.
 
         ``full=True`` merges every bucket into its last level; otherwise the universal picker
-        decides per bucket. Returns the snapshots created (empty if nothing needed compacting).
+        decides per bucket. Postpone-bucket tables (``bucket = -2``) get Paimon's postpone
+        compaction (their postponed rows assigned to real buckets).
+
+        Args:
+            full: merge each bucket into one sorted run on its last level.
+            partitions: partition value dicts (or prefixes of them) to compact; None: all.
+            commit_user: the commit user of the COMPACT snapshot (default: a fresh UUID).
+
+        Returns:
+            The snapshots created (empty if nothing needed compacting).
+
+        Raises:
+            UnsupportedTableError: the table uses options or features lakestore cannot compact.
+            PartitionValueError: ``partitions`` names columns that are not partition keys.
+            CommitConflictError: a concurrent commit removed the files being compacted.
+
+        Example::
+
+            table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
         """
         if is_postpone(self.schema):
             return compact_postpone(self, full=full, partitions=partitions, commit_user=commit_user)
         return compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
+        """A committer for the ``CommitMessage``s of ``new_write`` writers with the same
+        ``commit_user``. Its commits run the table's post-commit maintenance.
+
+        Args:
+            commit_user: the writers' commit user (with a commit identifier, it makes commits
+                idempotent).
+            hook: called with the name of each step of a commit (for fault-injection tests).
+
+        Raises:
+            UnsupportedTableError: the table uses options or features lakestore cannot commit to.
+        """
         return TableCommit(
             self.file_io,
             self.path,
@@ -254,6 +326,33 @@ class Table:
 
         ``overwrite=True`` replaces the whole table, ``overwrite={"dt": "x"}`` one partition.
         Nothing is committed and no written file is left behind if the data is rejected.
+
+        Args:
+            data: a ``pyarrow.Table``, ``RecordBatch``, ``RecordBatchReader``, an iterable of
+                batches, or anything with ``__arrow_c_stream__`` (Polars, DuckDB). Columns are
+                matched by name and cast to the table's types.
+            overwrite: ``True`` (the whole table) or a dict of partition values (one partition).
+            commit_user: the commit user (default: a fresh UUID).
+            commit_identifier: with ``commit_user``, makes the commit idempotent.
+            watermark: stored in the snapshot (Paimon's watermark, epoch millis).
+
+        Returns:
+            The last snapshot created (APPEND or OVERWRITE; a COMPACT one when the writers
+            compacted), or None when nothing was written.
+
+        Raises:
+            SchemaMismatchError: missing, unknown or mistyped columns (``NullKeyError``: a null
+                in a primary-key column).
+            PartitionValueError: ``overwrite`` names a column that is not a partition key, or a
+                row lies outside the overwritten partition.
+            UnsupportedTableError: the table uses options or features lakestore cannot write.
+            CommitConflictError: a concurrent commit conflicts with this one.
+            CommitRetriesExhaustedError: the commit lost the race ``commit.max-retries`` times.
+
+        Example::
+
+            table.write_arrow(pa.table({"dt": ["2024-01-01"], "id": [1], "v": [1.0]}))
+            table.write_arrow(rows_of_the_day, overwrite={"dt": "2024-01-01"})
         """
         return write_and_commit(
             self,
@@ -313,7 +412,14 @@ class Table:
         """Data-evolution tables: new values for some columns of the rows ``data`` names by
         ``_ROW_ID`` (its other columns: the ones to update), in one commit of files holding only
         those (and the partition) columns, as pypaimon's ``update_by_arrow_with_row_id`` writes
-        them (``lakestore.write.update_columns``); returns the new snapshot (None: no rows)."""
+        them (``lakestore.write.update_columns``); returns the new snapshot (None: no rows).
+
+        Raises:
+            UnsupportedTableError: the table is not a data-evolution table, or uses options
+                lakestore cannot write.
+            SchemaMismatchError: no ``_ROW_ID`` column, unknown or partition columns, duplicate,
+                null or unknown row ids.
+        """
         if not self.schema.core_options().data_evolution:
             raise UnsupportedTableError(f"cannot update columns of table {self.path}: data-evolution.enabled is not true")
         self.schema.require_supported("write", table=self.path)
@@ -332,7 +438,13 @@ class Table:
         self, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None, watermark: int | None = None
     ) -> Snapshot | None:
         """The snapshot a read sees: the latest, or the one a snapshot id, tag, timestamp (the
-        last committed by then) or watermark (the first that reached it) names."""
+        last committed by then) or watermark (the first that reached it) names.
+
+        Raises:
+            SnapshotNotFoundError: no such snapshot (none committed by that time or watermark).
+            TagNotFoundError: the tag does not exist.
+            ValueError: more than one of the arguments.
+        """
         return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark)
 
     def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
@@ -456,6 +568,7 @@ class Table:
         return self._plan_splits(snapshot, schema, spec.filter, self._created_after(*spec.travel))
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
+        """The reader of this table's splits (``plan()``), with ``schema`` (default: the latest)."""
         return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
 
     def _columns(self, columns: Sequence[str] | None, schema: TableSchema | None = None) -> list[str]:
@@ -735,7 +848,14 @@ class Table:
         """Changes committed in snapshots ``from_snapshot_id + 1 .. to_snapshot_id`` (default:
         latest), with a ``_row_kind`` column ("+I", "-U", "+U", "-D"). From the changelog files
         when the table has a changelog producer, else from each APPEND snapshot's delta. With
-        ``to_snapshot_id`` the changes read with that snapshot's schema, as a time-travel read."""
+        ``to_snapshot_id`` the changes read with that snapshot's schema, as a time-travel read.
+
+        Raises:
+            SnapshotNotFoundError: a snapshot in the range has expired.
+            SchemaMismatchError: a selected column does not exist.
+            UnsupportedTableError: the table uses features lakestore cannot read, or is a
+                data-evolution table.
+        """
         schema, end = self.schema, to_snapshot_id
         if end is None:
             end = self.snapshot_manager.latest_id() or 0
@@ -759,7 +879,25 @@ class Table:
         A stream reads every snapshot with the table's current schema. On a table whose
         changelog comes from compaction (``lookup``, ``full-compaction``) the full phase reads
         only the compacted files, as Paimon's streaming reads: the rows committed since arrive
-        with the changelog of the compaction that moves them up."""
+        with the changelog of the compaction that moves them up.
+
+        Returns:
+            A ``StreamScan``: iterate it (or call ``poll()``) for Arrow tables with a
+            ``_row_kind`` column; ``checkpoint()`` stores the consumer's position.
+
+        Raises:
+            UnsupportedTableError: the table has ``scan.*`` options that steer Paimon's streaming
+                reads, is a data-evolution table, or uses features lakestore cannot read.
+            SchemaMismatchError: a selected column does not exist.
+            ValueError: ``start`` is neither ``"full"`` nor ``"latest"``.
+
+        Example::
+
+            stream = table.stream(consumer_id="mart")
+            for changes in stream:
+                ...
+            stream.checkpoint()
+        """
         scan_keys = [k for k in _SCAN_OPTION_KEYS if k in self.schema.options]
         if set(scan_keys) - {"scan.mode"} or self.schema.options.get("scan.mode", "default").strip().lower() != "default":
             raise UnsupportedTableError(
@@ -856,7 +994,17 @@ class Table:
     ) -> ExpireResult:
         """Expire old snapshots and delete the files only they referenced.
         None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``;
-        ``now_ms`` (default: the clock) is the time the retention counts back from."""
+        ``now_ms`` (default: the clock) is the time the retention counts back from. Snapshots a
+        tag, a branch or a consumer still needs keep their files.
+
+        Returns:
+            An ``ExpireResult``: the expired snapshot ids and the files deleted.
+
+        Raises:
+            OptionError: retention values out of range (``num_retained_min`` below 1, ``max``
+                below ``min``).
+            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
+        """
         result = expire_snapshots(
             self,
             num_retained_min=num_retained_min,
@@ -869,7 +1017,12 @@ class Table:
 
     def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
         """Delete files no snapshot or tag references, last modified before ``older_than_ms``
-        (epoch millis; default: one day ago). Returns an ``OrphanResult``."""
+        (epoch millis; default: one day ago). Returns an ``OrphanResult``; ``dry_run`` only
+        lists them.
+
+        Raises:
+            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
+        """
         return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
 
     def check(self) -> TableCheck:
@@ -886,7 +1039,19 @@ class Table:
     ) -> Tag:
         """Tag a snapshot (default: the latest; with ``watermark``, the first snapshot whose
         watermark reached it). ``time_retained``: millis or a duration such as ``"7 d"``; the tag
-        expires that long after its creation."""
+        expires that long after its creation.
+
+        Raises:
+            InvalidTagNameError: a blank or all-digit name, or one with ``/`` or a leading ``.``.
+            TagAlreadyExistsError: the tag exists.
+            SnapshotNotFoundError: the snapshot does not exist, or none reached ``watermark``.
+            ValueError: both ``snapshot_id`` and ``watermark``, or an unreadable duration.
+
+        Example::
+
+            table.create_tag("2024-01-01", time_retained="30 d")
+            table.to_arrow(tag="2024-01-01")
+        """
         retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
         if watermark is not None:
             if snapshot_id is not None:
@@ -899,12 +1064,24 @@ class Table:
         return tag
 
     def delete_tag(self, name: str) -> None:
+        """Delete tag ``name`` (and the files only it kept alive, when its snapshot expired).
+
+        Raises:
+            TagNotFoundError: the tag does not exist.
+        """
         self._tags().delete(name)
         sources = self._iceberg_sources()
         if sources is not None:
             update_tag_ref(sources, self.latest_snapshot(), name, None)
 
     def rename_tag(self, old_name: str, new_name: str) -> None:
+        """Rename tag ``old_name`` to ``new_name``.
+
+        Raises:
+            TagNotFoundError: ``old_name`` does not exist.
+            TagAlreadyExistsError: ``new_name`` exists.
+            InvalidTagNameError: ``new_name`` is not a valid tag name.
+        """
         self._tags().rename(old_name, new_name)
 
     def tags(self) -> list[Tag]:
@@ -913,7 +1090,13 @@ class Table:
 
     def drop_partitions(self, partitions: Sequence[Mapping[str, Any]], *, commit_user: str | None = None) -> Snapshot | None:
         """Drop whole partitions (each a dict of partition key values, or a prefix of them) in
-        one OVERWRITE snapshot; their files are reclaimed when that snapshot's parent expires."""
+        one OVERWRITE snapshot; their files are reclaimed when that snapshot's parent expires.
+        Returns that snapshot (None: no partitions given).
+
+        Raises:
+            PartitionValueError: a spec that is empty or names columns that are not partition keys.
+            UnsupportedTableError: the table uses options or features lakestore cannot write.
+        """
         specs = [self._overwrite_partition(p) for p in partitions]
         if not specs:
             return None
@@ -926,7 +1109,12 @@ class Table:
     def expire_partitions(self, *, now_ms: int | None = None) -> list[dict[str, Any]]:
         """Drop partitions older than ``partition.expiration-time`` (their time read from the
         partition values); returns the dropped partitions. Also runs after commits, at most once
-        per ``partition.expiration-check-interval``."""
+        per ``partition.expiration-check-interval``.
+
+        Raises:
+            OptionError: the table has no ``partition.expiration-time``.
+            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
+        """
         return expire_partitions(self, now_ms=now_ms)
 
     # -- branches -----------------------------------------------------------------------------
@@ -935,25 +1123,68 @@ class Table:
         return branch_names(self.file_io, self.path)
 
     def on_branch(self, name: str) -> Table:
-        """The same table on branch ``name`` (``"main"`` for the main branch)."""
+        """The same table on branch ``name`` (``"main"`` for the main branch).
+
+        Raises:
+            TableNotFoundError: the branch does not exist.
+        """
         return Table(self.path, file_io=self.file_io, identifier=self.identifier, branch=name)
 
     def create_branch(self, name: str, *, tag: str | None = None) -> Table:
-        """Create a branch from a tag (or empty, with the current schema) and return it."""
+        """Create a branch from a tag (or empty, with the current schema) and return it; open it
+        later as ``"db.t$branch_<name>"``.
+
+        Raises:
+            BranchError: the branch exists, or this table is not on the main branch.
+            TagNotFoundError: ``tag`` does not exist.
+            InvalidIdentifierError: an invalid branch name (``main``, all digits, ...).
+            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
+
+        Example::
+
+            dev = table.create_branch("dev", tag="2024-01-01")
+            dev.write_arrow(rows)
+            table.fast_forward("dev")
+        """
         create_branch(self, name, tag=tag)
         return self.on_branch(name)
 
     def delete_branch(self, name: str) -> None:
+        """Delete branch ``name``'s metadata; files only it referenced become orphans (for
+        ``remove_orphan_files``), as in Paimon.
+
+        Raises:
+            BranchError: the branch does not exist, or this table is not on the main branch.
+            InvalidIdentifierError: an invalid branch name.
+        """
         delete_branch(self, name)
 
     def fast_forward(self, name: str) -> None:
-        """Make the main branch equal to branch ``name`` from the branch's first snapshot on."""
+        """Make the main branch equal to branch ``name`` from the branch's first snapshot on.
+
+        Raises:
+            BranchError: the branch does not exist or has no snapshot, or this table is not on
+                the main branch.
+            InvalidIdentifierError: an invalid branch name.
+            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
+        """
         fast_forward(self, name)
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None, watermark: int | None = None) -> Snapshot:
         """Make a snapshot (or a tag's snapshot, even an expired one; or the last snapshot whose
         watermark is at most ``watermark``) the latest again; newer snapshots, their tags and the
-        files only they referenced are deleted."""
+        files only they referenced are deleted.
+
+        Returns:
+            The snapshot that is now the latest.
+
+        Raises:
+            SnapshotNotFoundError: the snapshot does not exist (expired: roll back to a tag), or
+                none has a watermark at most ``watermark``.
+            TagNotFoundError: ``tag`` does not exist.
+            ValueError: not exactly one of ``snapshot_id``, ``tag`` and ``watermark``.
+            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
+        """
         if watermark is not None:
             if snapshot_id is not None or tag is not None:
                 raise ValueError("rollback_to needs exactly one of snapshot_id=, tag= or watermark=")
