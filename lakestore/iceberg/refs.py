@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from lakestore.errors import SnapshotNotFoundError
 from lakestore.iceberg.commit import (
     VERSION_HINT,
     IcebergSources,
@@ -36,8 +37,12 @@ def update_tag_ref(src: IcebergSources, latest: Snapshot | None, name: str, snap
     doc = read_metadata(src.file_io, path)
     refs = dict(doc.get("refs") or {})
     if snapshot_id is None:
-        if refs.pop(name, None) is None:
-            return False
+        changed = refs.pop(name, None) is not None
+        if changed:
+            doc["refs"] = refs
+            src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
+        # an expired snapshot's files went with its last tag: its Iceberg snapshot goes too
+        return bool(after_expire(src, latest, _earliest_retained(src, doc))) or changed
     else:
         if snapshot_id not in {s["snapshot-id"] for s in doc.get("snapshots", [])}:
             return False
@@ -45,6 +50,17 @@ def update_tag_ref(src: IcebergSources, latest: Snapshot | None, name: str, snap
     doc["refs"] = refs
     src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
     return True
+
+
+def _earliest_retained(src: IcebergSources, doc: dict[str, Any]) -> int | None:
+    """The first snapshot of the Iceberg metadata the table still has (snapshots from it on are kept)."""
+    for snap in doc.get("snapshots", []):
+        try:
+            src.snapshot_of(snap["snapshot-id"])
+        except SnapshotNotFoundError:
+            continue
+        return int(snap["snapshot-id"])
+    return None
 
 
 def after_rollback(src: IcebergSources, target: Snapshot) -> str | None:
@@ -99,7 +115,7 @@ def after_expire(src: IcebergSources, latest: Snapshot | None, earliest_retained
     if not src.file_io.exists(path):
         return []
     doc = read_metadata(src.file_io, path)
-    tagged = {ref["snapshot-id"] for ref in (doc.get("refs") or {}).values()}
+    tagged = {sid for _, sid in src.tags()}  # the table's tags keep their files (Iceberg refs may be stale)
     current = doc["current-snapshot-id"]
     kept: list[dict[str, Any]] = []
     removed: list[dict[str, Any]] = []
@@ -110,6 +126,8 @@ def after_expire(src: IcebergSources, latest: Snapshot | None, earliest_retained
         return []
     in_use = {m.manifest_path for snap in kept for m in gen.io.read_list(snap["manifest-list"])}
     doc["snapshots"] = kept
+    gone = {snap["snapshot-id"] for snap in removed}
+    doc["refs"] = {n: ref for n, ref in (doc.get("refs") or {}).items() if ref["snapshot-id"] not in gone}
     src.file_io.write_bytes(path, json.dumps(doc).encode(), overwrite=True)
     for snap in removed:
         name = snap["manifest-list"].rsplit("/", 1)[-1]
