@@ -434,6 +434,7 @@ class PaimonWriter(DataSourceArrowWriter):
             self.commit_user, identifier, self.kind, after_id=None
         )
         self.snapshots: list[Snapshot] = []
+        self.start = table.snapshot_manager.latest_id()  # this job's commit lands after it
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
         if self.landed:
@@ -456,7 +457,13 @@ class PaimonWriter(DataSourceArrowWriter):
         commit_once(
             table, flat, commit_user=self.commit_user, commit_identifier=self.commit_identifier, kind=self.kind, overwrite=self.overwrite
         )
+        maybe_fail("after-commit")
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        if not self.landed:
-            abort_tasks(open_table(self.options), self.commit_user, messages)
+        if self.landed:
+            return
+        table = open_table(self.options)
+        # Spark aborts a job whose commit step failed even when the commit landed first (the
+        # worker died after it): the files are the table's then, and must stay.
+        if table.snapshot_manager.find_committed(self.commit_user, self.commit_identifier, self.kind, after_id=self.start) is None:
+            abort_tasks(table, self.commit_user, messages)

@@ -149,4 +149,9 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
             commit_once(table, flat, commit_user=self.commit_user, commit_identifier=batchId, kind=kind, overwrite=self.overwrite)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
-        abort_tasks(open_table(self.options), self.commit_user, messages)
+        table = open_table(self.options)
+        kind: CommitKind = "APPEND" if self.overwrite is None else "OVERWRITE"
+        # The batch's commit may have landed before the commit step failed: its files are the
+        # table's then (whatever this run left unreferenced is for remove_orphan_files).
+        if table.snapshot_manager.find_committed(self.commit_user, batchId, kind, after_id=None) is None:
+            abort_tasks(table, self.commit_user, messages)

@@ -304,3 +304,19 @@ def test_append_tables(spark, catalog):
     by_bucket = {s.bucket: sorted(fixed.split_reader().read(s, ["k"], None).column("k").to_pylist()) for s in fixed.plan()}
     want = {s.bucket: sorted(local.split_reader().read(s, ["k"], None).column("k").to_pylist()) for s in local.plan()}
     assert by_bucket == want
+
+
+def test_a_landed_commit_keeps_its_files_when_the_job_fails_after_it(spark, catalog, tmp_path):
+    """The driver's commit worker dies right after the commit landed: Spark aborts the job, and
+    the abort must not delete the files the landed snapshot references; a rerun with the same
+    identifier then finds the commit and writes nothing."""
+    table = pk_table(catalog)
+    data = rows(300)
+    marker = tmp_path / "crashed-after-commit"
+    with fault(spark, f"after-commit:{marker}"), pytest.raises(Exception):  # noqa: B017, PT011 - Spark's wrapper of the crash
+        write_dataframe(spark.createDataFrame(data), table, commit_user="job", commit_identifier=3)
+    assert marker.exists(), "the commit did not crash: the test proved nothing"
+    assert [s.commit_identifier for s in table.snapshots()] == [3]
+    assert_same_rows(table.to_arrow(), data, ["dt", "id"])  # every referenced file is there
+    again = write_dataframe(spark.createDataFrame(data), table, commit_user="job", commit_identifier=3)
+    assert again is not None and again.id == 1 and len(table.snapshots()) == 1
