@@ -16,6 +16,7 @@ def all_workloads() -> list[ModuleType]:
         w7_spark,
         w8_deletion_vectors,
         w9_headline,
+        w10_many_partitions,
     )
 
     return [
@@ -28,4 +29,5 @@ def all_workloads() -> list[ModuleType]:
         w7_spark,
         w8_deletion_vectors,
         w9_headline,
+        w10_many_partitions,
     ]

@@ -3,7 +3,9 @@ describes each file for the manifest (row count, key range, statistics, sequence
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import pyarrow as pa
@@ -30,6 +32,58 @@ class FileTarget:
     bucket: int
 
 
+class _SchemaState:
+    """What every file writer of one schema derives from it: computed once per schema instead of
+    once per bucket writer (a write into many small partitions creates thousands of writers)."""
+
+    def __init__(self, table_path: str, schema: TableSchema) -> None:
+        self.schema = schema  # held: the cache is keyed by its id
+        self.paths = TablePaths.of(table_path, schema)
+        self.options = self.paths.options
+        self.field_ids = {f.name: f.id for f in schema.fields}
+        self.user_schema = schema.arrow_schema()
+        self.value_types = [f.type for f in schema.fields]
+        self.key_names = list(schema.trimmed_primary_keys)
+        self.key_types = schema.types_of(self.key_names)
+        self.target_file_size: int = self.options.target_file_size
+        self.zstd_level = self.options.file_compression_zstd_level
+        # (changelog file?, level) -> codec / value-stats plan; races only compute a value twice
+        self.compressions: dict[tuple[bool, int], str] = {}
+        self.plans: dict[tuple[bool, int], ValueStatsPlan] = {}
+        self._kv_schema: pa.Schema | None = None
+        self._append_schema: pa.Schema | None = None
+
+    def kv_schema(self) -> pa.Schema:
+        if self._kv_schema is None:
+            self._kv_schema = kv_file_schema(self.user_schema, self.key_names, self.field_ids)
+        return self._kv_schema
+
+    def append_schema(self) -> pa.Schema:
+        if self._append_schema is None:
+            self._append_schema = append_file_schema(self.user_schema, self.field_ids)
+        return self._append_schema
+
+
+_STATES: OrderedDict[tuple[str, int], _SchemaState] = OrderedDict()
+_STATES_LOCK = threading.Lock()
+_MAX_STATES = 32
+
+
+def _schema_state(table_path: str, schema: TableSchema) -> _SchemaState:
+    key = (table_path, id(schema))
+    with _STATES_LOCK:
+        state = _STATES.get(key)
+        if state is not None and state.schema is schema:
+            _STATES.move_to_end(key)
+            return state
+    state = _SchemaState(table_path, schema)
+    with _STATES_LOCK:
+        _STATES[key] = state
+        while len(_STATES) > _MAX_STATES:
+            _STATES.popitem(last=False)
+    return state
+
+
 class DataFileWriter:
     """Creates the data (``prefix`` "data") or changelog ("changelog") files of one bucket, named
     and placed by ``lakestore.meta.paths`` (``data-<uuid>-<n>.parquet`` by default, maybe under
@@ -39,20 +93,24 @@ class DataFileWriter:
         self.schema = schema
         self.target = target
         self.prefix = prefix
-        self.paths = TablePaths.of(target.table_path, schema).for_bucket(target.partition_path, target.bucket)
+        state = _schema_state(target.table_path, schema)
+        self._state = state
+        # External paths pick roots per writer (round robin from a random root): their own
+        # TablePaths; otherwise the layout is the same for every writer of the schema.
+        table_paths = TablePaths.of(target.table_path, schema) if state.paths.external is not None else state.paths
+        self.paths = table_paths.for_bucket(target.partition_path, target.bucket)
         # External data paths may sit on another file system than the table (one per table:
         # lakestore.meta.paths refuses external paths that mix file systems).
         probe = self.paths.table.external_root_list
         self.file_io = io_for(file_io, probe[0], schema.options) if probe else file_io
-        self.options = schema.core_options()
+        self.options = state.options
         self.written: list[str] = []
         self._by_name: dict[str, NewFile] = {}
-        self._field_ids = {f.name: f.id for f in schema.fields}
-        self._user_schema = schema.arrow_schema()
-        self._value_types = [f.type for f in schema.fields]
-        self._key_names = list(schema.trimmed_primary_keys)
-        self._key_types = schema.types_of(self._key_names)
-        self._plans: dict[str, ValueStatsPlan] = {}
+        self._field_ids = state.field_ids
+        self._user_schema = state.user_schema
+        self._value_types = state.value_types
+        self._key_names = state.key_names
+        self._key_types = state.key_types
 
     @property
     def is_changelog(self) -> bool:
@@ -61,12 +119,18 @@ class DataFileWriter:
     def compression(self, level: int) -> str:
         """Paimon's codec for a file at ``level``: ``changelog-file.compression`` for changelog
         files, else ``file.compression.per.level`` (primary-key files), else ``file.compression``."""
-        options = self.options
-        if self.is_changelog and options.get("changelog-file.compression") is not None:
-            return options.changelog_file_compression
-        if self.schema.primary_keys:
-            return options.file_compression_per_level.get(level, options.file_compression)
-        return options.file_compression
+        key = (self.is_changelog, level)
+        codec = self._state.compressions.get(key)
+        if codec is None:
+            options = self.options
+            if self.is_changelog and options.get("changelog-file.compression") is not None:
+                codec = options.changelog_file_compression
+            elif self.schema.primary_keys:
+                codec = options.file_compression_per_level.get(level, options.file_compression)
+            else:
+                codec = options.file_compression
+            self._state.compressions[key] = codec
+        return codec
 
     def value_stats_plan(self, level: int) -> ValueStatsPlan:
         """The value statistics of a file this writer writes at ``level`` (lakestore/meta/stats.py).
@@ -75,6 +139,10 @@ class DataFileWriter:
         names level 0 (``_VALUE_STATS_COLS`` = [], as pypaimon writes them): readers cannot filter
         unmerged runs by value, and the statistics cost ~10% of a flush. Changelog files:
         ``changelog-file.stats-mode``, else as level-0 runs."""
+        key = (self.is_changelog, level)
+        plan = self._state.plans.get(key)
+        if plan is not None:
+            return plan
         options = self.options
         if not self.schema.primary_keys:
             mode = options.stats_mode
@@ -83,17 +151,15 @@ class DataFileWriter:
         else:
             level = 0 if self.is_changelog else level
             mode = options.stats_mode_per_level.get(level, "none" if level == 0 else options.stats_mode)
-        plan = self._plans.get(mode)
-        if plan is None:
-            plan = value_stats_plan(
-                [f.name for f in self.schema.fields],
-                self._value_types,
-                mode=mode,
-                field_modes=options.field_stats_modes,
-                keep_first_n=options.stats_keep_first_n_columns,
-                dense=options.stats_dense_store,
-            )
-            self._plans[mode] = plan
+        plan = value_stats_plan(
+            [f.name for f in self.schema.fields],
+            self._value_types,
+            mode=mode,
+            field_modes=options.field_stats_modes,
+            keep_first_n=options.stats_keep_first_n_columns,
+            dense=options.stats_dense_store,
+        )
+        self._state.plans[key] = plan
         return plan
 
     @property
@@ -131,9 +197,9 @@ class DataFileWriter:
             self.file_io,
             next_path,
             table,
-            target_size=self.options.target_file_size,
+            target_size=self._state.target_file_size,
             compression=self.compression(level),
-            zstd_level=self.options.file_compression_zstd_level,
+            zstd_level=self._state.zstd_level,
         )
         return list(zip(names, files, strict=False))
 
@@ -145,7 +211,7 @@ class DataFileWriter:
         columns = [rows.column(k) for k in self._key_names]
         columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
         columns += [rows.column(f.name) for f in self._user_schema]
-        file_schema = kv_file_schema(self._user_schema, self._key_names, self._field_ids)
+        file_schema = self._state.kv_schema()
         table = pa.Table.from_arrays(columns, schema=file_schema)
         return [
             self.located(self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source))
@@ -177,7 +243,7 @@ class DataFileWriter:
     def write_append(self, rows: pa.Table, *, first_sequence: int, file_source: int = FILE_SOURCE_APPEND) -> list[DataFileMeta]:
         if rows.num_rows == 0:
             return []
-        file_schema = append_file_schema(self._user_schema, self._field_ids)
+        file_schema = self._state.append_schema()
         table = pa.Table.from_arrays([rows.column(f.name) for f in self._user_schema], schema=file_schema)
         plan = self.value_stats_plan(0)
         out = []
