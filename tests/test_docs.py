@@ -49,8 +49,8 @@ def _nav_pages() -> set[str]:
 
 def test_every_page_is_in_the_nav():
     assert PAGES, "no docs pages"
-    assert sorted(set(PAGES) - _nav_pages()) == []
-    assert sorted(_nav_pages() - set(PAGES)) == []
+    assert sorted(set(PAGES) - _nav_pages()) == [], "add the page to the nav in mkdocs.yml"
+    assert sorted(_nav_pages() - set(PAGES)) == [], "the nav in mkdocs.yml names pages docs/ lacks"
 
 
 def _runnable_pages() -> list:
