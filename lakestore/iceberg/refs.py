@@ -115,8 +115,10 @@ def after_expire(src: IcebergSources, latest: Snapshot | None, earliest_retained
     if not src.file_io.exists(path):
         return []
     doc = read_metadata(src.file_io, path)
-    tagged = {sid for _, sid in src.tags()}  # the table's tags keep their files (Iceberg refs may be stale)
     current = doc["current-snapshot-id"]
+    if all(s["snapshot-id"] >= earliest_retained or s["snapshot-id"] == current for s in doc["snapshots"]):
+        return []
+    tagged = {sid for _, sid in src.tags()}  # the table's tags keep their files (Iceberg refs may be stale)
     kept: list[dict[str, Any]] = []
     removed: list[dict[str, Any]] = []
     for snap in doc["snapshots"]:
