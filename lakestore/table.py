@@ -827,20 +827,8 @@ class Table:
         return self.scan(**scan).to_duckdb(connection, name=name)
 
     # -- reads over time ----------------------------------------------------------------------
-    def _refuse_delta_reads(self, what: str) -> None:
-        """Data-evolution tables: a snapshot's new files may hold some columns of older rows, which
-        reads of what snapshots added (changes, streams) would show as rows (incremental reads
-        merge them as Paimon does: lakestore.lifecycle.incremental)."""
-        if self.schema.core_options().data_evolution:
-            raise UnsupportedTableError(
-                f"cannot {what} table {self.path}: data-evolution.enabled=true, whose files may update columns of"
-                " older rows; reads of what snapshots added are not implemented for it (batch reads are)",
-                options=("data-evolution.enabled",),
-            )
-
     def _change_reader(self, schema: TableSchema | None = None) -> ChangeReader:
         self.schema.require_supported("read", table=self.path)
-        self._refuse_delta_reads("read the changes of")
         schema = schema or self.schema
         return ChangeReader(schema, self.snapshot_manager, self.manifests(), self.split_reader(schema))
 
@@ -887,7 +875,7 @@ class Table:
 
         Raises:
             UnsupportedTableError: the table has ``scan.*`` options that steer Paimon's streaming
-                reads, is a data-evolution table, or uses features lakestore cannot read.
+                reads, or uses features lakestore cannot read.
             SchemaMismatchError: a selected column does not exist.
             ValueError: ``start`` is neither ``"full"`` nor ``"latest"``.
 

@@ -160,13 +160,14 @@ def test_data_evolution_without_row_tracking_is_refused(catalog):
         table.write_arrow(_rows(["x"], [1]))
 
 
-def test_reads_of_what_snapshots_added_are_refused_on_data_evolution_tables(catalog):
+def test_reads_of_what_snapshots_added_merge_data_evolution_files(catalog):
+    # against Paimon 2.0.0 Java: tests/interop/test_java_data_evolution_incremental.py
     table = catalog.create_table("db.t", schema=SCHEMA, options={**TRACKING, "data-evolution.enabled": "true"})
     table.write_arrow(_rows(["x"], [1]))
-    with pytest.raises(UnsupportedTableError, match="data-evolution.enabled"):
-        table.read_changes(from_snapshot_id=0)
-    with pytest.raises(UnsupportedTableError, match="data-evolution.enabled"):
-        table.stream()
+    table.update_columns(pa.table({"_ROW_ID": [0], "v": ["new"]}))
+    assert table.read_changes(from_snapshot_id=0).select(["id", "v"]).to_pylist() == [{"id": 1, "v": "new"}]
+    assert table.read_changes(from_snapshot_id=1).select(["id", "v"]).to_pylist() == [{"id": None, "v": "new"}]
+    assert [b.num_rows for b in table.stream(snapshot_id=1)] == [1, 1]
     # row tracking alone: the changes are the appended rows
     plain = catalog.create_table("db.p", schema=SCHEMA, options=TRACKING)
     plain.write_arrow(_rows(["x"], [1]))
