@@ -376,6 +376,11 @@ class Table:
             SchemaMismatchError: the filter names a column the table lacks.
             UnsupportedTableError: the table cannot delete rows (its merge engine, an append table
                 without deletion vectors, options lakestore cannot write).
+
+        Example::
+
+            table.delete(lakestore.col("dt") == "2024-01-01")  # a partition filter: drops the partition
+            table.delete(lakestore.col("v") < 0.0)  # -D rows for the rows it selects
         """
         return delete_rows(self, filter, commit_user=commit_user)
 
@@ -387,13 +392,19 @@ class Table:
         commit_user: str | None = None,
     ) -> Snapshot | None:
         """Set columns to literal values in the rows ``filter`` selects (None: every row), in one
-        commit, as Paimon's batch ``UPDATE`` (+U rows; primary-key tables with merge-engine
-        deduplicate or partial-update). Returns the new snapshot (None: no row matched).
+        commit, as Paimon's batch ``UPDATE``: +U rows on primary-key tables with merge-engine
+        deduplicate or partial-update; on append tables with deletion vectors the old rows are
+        marked deleted and the new ones appended. Returns the new snapshot (None: no row matched).
 
         Raises:
             SchemaMismatchError: an unknown column, a primary-key column, a value of the wrong type,
                 or a filter on a column the table lacks (``NullKeyError``: None for a NOT NULL column).
-            UnsupportedTableError: an append table, another merge engine, ``rowkind.field``.
+            UnsupportedTableError: an append table without deletion vectors (or with row tracking),
+                another merge engine, ``rowkind.field``.
+
+        Example::
+
+            table.update(set={"v": 0.0, "note": "reset"}, filter=lakestore.col("id").isin([1, 2]))
         """
         return update_rows(self, set, filter, commit_user=commit_user)
 
@@ -405,6 +416,10 @@ class Table:
         Raises:
             UnsupportedTableError: the table has no primary key.
             SchemaMismatchError: columns missing (other engines), unknown or of the wrong type.
+
+        Example::
+
+            table.upsert(pa.table({"dt": ["2024-01-01"], "id": [2], "v": [4.0]}))
         """
         return upsert_rows(self, data, commit_user=commit_user)
 
@@ -517,7 +532,13 @@ class Table:
         timestamp_ms: int | None = None,
         watermark: int | None = None,
     ) -> list[Split]:  # noqa: A002
-        """The splits a read merges (``table.scan(...).plan()``)."""
+        """The splits a read merges (``table.scan(...).plan()``).
+
+        Raises:
+            SnapshotNotFoundError: the time-travel target does not exist.
+            TagNotFoundError: the named tag does not exist.
+            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
+        """
         return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark).plan()
 
     def scan(
@@ -616,6 +637,12 @@ class Table:
             TagNotFoundError: the named tag does not exist.
             UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
             ValueError: time travel and an incremental range given together.
+
+        Example::
+
+            table.to_arrow(columns=["id", "v"], filter=lakestore.col("dt") == "2024-01-01")
+            table.to_arrow(tag="2024-01-01")  # time travel
+            table.to_arrow(incremental_between=(5, 10))  # what snapshots 6 .. 10 added
         """
         return self.scan(
             columns=columns,
@@ -664,7 +691,15 @@ class Table:
         """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
         batches, read split by split: memory holds a few splits' (or data files') rows at a
         time, whatever the table's size. ``batch_size``: at most this many rows per batch.
-        A shortcut for ``table.scan(...).to_batches()``; raises as ``to_arrow``."""
+        A shortcut for ``table.scan(...).to_batches()``.
+
+        Raises:
+            SchemaMismatchError: a selected or filtered column does not exist.
+            SnapshotNotFoundError: the time-travel target does not exist.
+            TagNotFoundError: the named tag does not exist.
+            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
+            ValueError: time travel and an incremental range given together.
+        """
         return self.scan(
             columns=columns,
             filter=filter,
@@ -694,7 +729,15 @@ class Table:
         incremental_scan_mode: str | None = None,
     ) -> pa.RecordBatchReader:  # noqa: A002
         """``to_batches`` as a ``pyarrow.RecordBatchReader`` (for DuckDB, Polars, IPC writers).
-        A shortcut for ``table.scan(...).to_arrow_batch_reader()``; raises as ``to_arrow``."""
+        A shortcut for ``table.scan(...).to_arrow_batch_reader()``.
+
+        Raises:
+            SchemaMismatchError: a selected or filtered column does not exist.
+            SnapshotNotFoundError: the time-travel target does not exist.
+            TagNotFoundError: the named tag does not exist.
+            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
+            ValueError: time travel and an incremental range given together.
+        """
         return self.scan(
             columns=columns,
             filter=filter,
@@ -819,11 +862,19 @@ class Table:
         return self.scan(**scan).to_pandas()
 
     def to_polars(self, **scan: Unpack[ScanArgs]) -> pl.DataFrame:
-        """The rows of ``table.scan(**scan)`` as a Polars DataFrame (needs polars)."""
+        """The rows of ``table.scan(**scan)`` as a Polars DataFrame (needs polars).
+
+        Raises:
+            ImportError: polars is not installed (and whatever ``to_arrow`` raises).
+        """
         return cast("pl.DataFrame", self.scan(**scan).to_polars())
 
     def to_duckdb(self, connection: Any = None, *, name: str | None = None, **scan: Unpack[ScanArgs]) -> Any:
-        """Register the rows of ``table.scan(**scan)`` in DuckDB (needs duckdb) and return the relation."""
+        """Register the rows of ``table.scan(**scan)`` in DuckDB (needs duckdb) and return the relation.
+
+        Raises:
+            ImportError: duckdb is not installed (and whatever ``to_arrow`` raises).
+        """
         return self.scan(**scan).to_duckdb(connection, name=name)
 
     # -- reads over time ----------------------------------------------------------------------
@@ -1016,7 +1067,11 @@ class Table:
     def check(self) -> TableCheck:
         """Commits whose rows no snapshot holds: manifest lists nothing references and the data
         files they add (a commit replaced by another engine's publish, crashed, or in flight).
-        Reads only. Raises ``UnsupportedTableError`` for tables lakestore cannot read."""
+        Reads only.
+
+        Raises:
+            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
+        """
         return check_table(self)
 
     def _tags(self) -> TagManager:
