@@ -892,8 +892,7 @@ class Table:
         Raises:
             SnapshotNotFoundError: a snapshot in the range has expired.
             SchemaMismatchError: a selected column does not exist.
-            UnsupportedTableError: the table uses features lakestore cannot read, or is a
-                data-evolution table.
+            UnsupportedTableError: the table uses features lakestore cannot read.
         """
         schema, end = self.schema, to_snapshot_id
         if end is None:
