@@ -9,6 +9,7 @@ os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
 from lakestore.catalog import Catalog  # noqa: E402 - after the allocator setting
 from lakestore.commit.commit import TableCommit
 from lakestore.errors import (
+    AuthError,
     BranchError,
     CatalogDatabaseError,
     CatalogError,
@@ -30,6 +31,7 @@ from lakestore.errors import (
     NullKeyError,
     OptionError,
     PartitionValueError,
+    RestCatalogAccessError,
     SchemaChangeError,
     SchemaMismatchError,
     SnapshotNotFoundError,
@@ -38,6 +40,7 @@ from lakestore.errors import (
     TagAlreadyExistsError,
     TagNotFoundError,
     UnsafePublishError,
+    UnsupportedPaimonTypeError,
     UnsupportedTableError,
     UnsupportedTypeError,
 )
@@ -65,6 +68,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AddColumn",
+    "AuthError",
     "BATCH_COMMIT_IDENTIFIER",
     "BranchError",
     "Catalog",
@@ -97,6 +101,7 @@ __all__ = [
     "Predicate",
     "RemoveOption",
     "RenameColumn",
+    "RestCatalogAccessError",
     "SchemaChange",
     "SchemaChangeError",
     "SchemaMismatchError",
@@ -114,6 +119,7 @@ __all__ = [
     "TagAlreadyExistsError",
     "TagNotFoundError",
     "UnsafePublishError",
+    "UnsupportedPaimonTypeError",
     "UnsupportedTableError",
     "UnsupportedTypeError",
     "UpdateColumnType",

@@ -142,3 +142,17 @@ class MissingDriverError(CatalogDatabaseError, OptionError):
 class CatalogUnreachableError(CatalogDatabaseError):
     """The catalog database refused the connection or could not be reached (server down, wrong
     host or port, bad credentials, unwritable SQLite file)."""
+
+
+class UnsupportedPaimonTypeError(UnsupportedTableError, UnsupportedTypeError):
+    """A table's column has a Paimon type lakestore cannot read or write (VARIANT, BLOB): the
+    table is refused by name, it is not corrupt."""
+
+
+# -- catalog services ----------------------------------------------------------------------------
+class RestCatalogAccessError(CatalogError):
+    """The REST catalog server refused the token (401) or the operation (403)."""
+
+
+class AuthError(LakestoreError):
+    """An authentication store operation failed: unknown principal, bad grant scope or level."""

@@ -29,6 +29,7 @@ from lakestore.errors import (
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
     OptionError,
+    RestCatalogAccessError,
     TableAlreadyExistsError,
     TableNotFoundError,
 )
@@ -51,10 +52,6 @@ from lakestore.table import Table
 
 _SNAPSHOT_FILE = re.compile(r"^(?P<root>.+)/snapshot/snapshot-(?P<id>\d+)$")
 _BRANCH_ROOT = re.compile(r"^/branch/branch-(?P<name>[^/]+)$")
-
-
-class RestCatalogAccessError(CatalogError):
-    """The REST catalog server refused the token (401) or the operation (403)."""
 
 
 class RestClient:

@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakestore.errors import UnsupportedTableError, UnsupportedTypeError
+from lakestore.errors import UnsupportedPaimonTypeError, UnsupportedTypeError
 
 _INTEGER_ROOTS = ("TINYINT", "SMALLINT", "INT", "BIGINT")
 _MAX_CHAR_LENGTH = 2147483647
@@ -43,11 +43,6 @@ UNSUPPORTED_ROOTS = {
     "BLOB": "Paimon 1.4's BLOB values are kept in separate .blob files",
 }
 _VECTOR_ELEMENTS = ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE")
-
-
-class UnsupportedPaimonTypeError(UnsupportedTableError, UnsupportedTypeError):
-    """A table's column has a Paimon type lakestore cannot read or write (VARIANT, BLOB): the
-    table is refused by name, it is not corrupt."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from lakestore.errors import LakestoreError
+from lakestore.errors import AuthError
 
 LEVELS = {"read": 1, "write": 2, "admin": 3}
 ANY = "*"
@@ -35,10 +35,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS lakestore_grants (principal TEXT NOT NULL, db TEXT NOT NULL, tbl TEXT NOT NULL,"
     " level TEXT NOT NULL, PRIMARY KEY (principal, db, tbl))",
 )
-
-
-class AuthError(LakestoreError):
-    """An authentication store operation failed: unknown principal, bad grant scope or level."""
 
 
 @dataclass(frozen=True)
