@@ -359,13 +359,14 @@ class JdbcCatalog(Catalog):
             InvalidIdentifierError: a malformed identifier.
         """
         database, table = parse_identifier(identifier)
-        if self.store.delete_table(database, table) == 0:
-            if missing_ok:
-                return
-            raise TableNotFoundError(f"table {identifier!r} does not exist")
-        path = self.table_path(identifier)
-        if self.file_io.exists(path):
-            self.file_io.delete_dir(path)
+        with self._locked(identifier):  # a create of the same name waits: its folder is not deleted
+            if self.store.delete_table(database, table) == 0:
+                if missing_ok:
+                    return
+                raise TableNotFoundError(f"table {identifier!r} does not exist")
+            path = self.table_path(identifier)
+            if self.file_io.exists(path):
+                self.file_io.delete_dir(path)
 
     def rename_table(self, source: str, target: str) -> None:
         """Rename the table's row, then move its folder (under both tables' catalog locks).
