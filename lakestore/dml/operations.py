@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.commit.commit import Overwrite
+from lakestore.commit.protocol import CommitId, write_and_commit
 from lakestore.dml.append_vectors import change_with_vectors, committer_for, delete_with_vectors
 from lakestore.dml.checks import (
     check_assignments,
@@ -120,20 +121,8 @@ def _write(
     table: RowChangeTable, rows: pa.Table | Iterable[pa.Table], row_kind: int | None, user: str, *, operation: str | None = None
 ) -> Snapshot | None:
     """One commit of ``rows`` through the table's write (its snapshots record ``operation``, as
-    paimon-spark's DELETE and UPDATE commits do): nothing is left behind unless it may have landed."""
-    with table.new_write(commit_user=user) as write:  # aborts on any error
-        write.write_arrow(rows, row_kind=row_kind)
-        messages = write.prepare_commit()
-        if not messages:
-            return None
-        committer = table.new_commit(commit_user=user)
-        try:
-            snapshots = committer.commit(messages, operation=operation)
-        except BaseException:
-            if committer.publish_attempted:
-                write.close()  # a publish may have landed: its files must stay
-            raise
-    return snapshots[-1] if snapshots else None
+    paimon-spark's DELETE and UPDATE commits do), by the one write/commit protocol."""
+    return write_and_commit(table, lambda write: write.write_arrow(rows, row_kind=row_kind), CommitId(user), operation=operation)
 
 
 def _is_truncation(schema: TableSchema, predicate: Predicate | None) -> bool:
