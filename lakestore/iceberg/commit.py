@@ -450,6 +450,9 @@ def write_iceberg_metadata(src: IcebergSources, snapshot: Snapshot) -> str | Non
     else:
         metadata = gen.fresh(snapshot)
     file_io.write_bytes(path, json.dumps(metadata).encode(), overwrite=True)  # no indent=: the C encoder
+    later = [version for version, _ in metadata_versions(file_io, gen.directory) if version > sid]
+    if later and _snapshot_exists(src, max(later)):
+        return None  # a later snapshot's metadata landed meanwhile: the hint and the expiration are its
     file_io.write_bytes(join(gen.directory, VERSION_HINT), str(sid).encode(), overwrite=True)
     if expired:
         _delete_metadata_versions(gen, sid)
