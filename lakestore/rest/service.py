@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import threading
 import time
 import urllib.parse
@@ -26,10 +27,12 @@ from lakestore.meta.schema import SchemaManager
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.rest import protocol as p
 from lakestore.rest.auth import LEVELS, Principal
+from lakestore.rest.vending import S3CredentialVendor
 from lakestore.table import Table
 
 READ, WRITE, ADMIN = LEVELS["read"], LEVELS["write"], LEVELS["admin"]
 T = TypeVar("T")
+log = logging.getLogger("lakestore.rest")
 TOKEN_LIFETIME_MS = 3_600_000
 # the audit fields' principal: the warehouse keeps no record of who created what (clients such
 # as Paimon's Flink catalog refuse missing values)
@@ -37,11 +40,13 @@ OWNER = "lakestore"
 
 
 class CatalogService:
-    """``CatalogService(Catalog(warehouse), prefix="lakestore")``: one warehouse."""
+    """``CatalogService(Catalog(warehouse), prefix="lakestore")``: one warehouse; with
+    ``vendor`` (an S3 warehouse) the table-token endpoint answers table-scoped credentials."""
 
-    def __init__(self, catalog: Catalog, *, prefix: str = "lakestore") -> None:
+    def __init__(self, catalog: Catalog, *, prefix: str = "lakestore", vendor: S3CredentialVendor | None = None) -> None:
         self.catalog = catalog
         self.prefix = prefix
+        self.vendor = vendor
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._stats: OrderedDict[tuple[str, int], dict[str, int]] = OrderedDict()
@@ -86,7 +91,10 @@ class CatalogService:
 
     # -- config and databases ----------------------------------------------------------------
     def config(self, principal: Principal) -> dict[str, Any]:
-        return {"defaults": {"prefix": self.prefix}, "overrides": {}}
+        defaults = {"prefix": self.prefix}
+        if self.vendor is not None:  # clients then ask the token endpoint for the files' credentials
+            defaults["data-token.enabled"] = "true"
+        return {"defaults": defaults, "overrides": {}}
 
     def list_databases(self, principal: Principal, query: dict[str, str]) -> dict[str, Any]:
         match = p.like(query.get("databaseNamePattern"))
@@ -235,12 +243,24 @@ class CatalogService:
         return {}
 
     def table_token(self, principal: Principal, database: str, table: str) -> dict[str, Any]:
-        """A local warehouse needs no credentials: an empty token (clients read and write the
-        table's files at its path)."""
+        """Credentials for the table's files: with a vendor, fresh STS credentials limited to the
+        table's prefix (read-only below ``write``), expiring when they do; without one (a local
+        warehouse) an empty token (clients read and write the table's files at its path)."""
         db, name, _ = self._names(database, table)
         self._require(principal, READ, db, name)
-        self._table(database, table)
-        return {"token": {}, "expiresAtMillis": int(time.time() * 1000) + TOKEN_LIFETIME_MS}
+        t = self._table(database, table)
+        if self.vendor is None:
+            return {"token": {}, "expiresAtMillis": int(time.time() * 1000) + TOKEN_LIFETIME_MS}
+        write = principal.level(db, name) >= WRITE
+        try:
+            token, expires = self.vendor.vend(t.path, write=write, principal=principal.name)
+        except LakestoreError as exc:
+            raise p.from_lakestore(exc, resource_type=p.TABLE, resource_name=f"{database}.{table}") from exc
+        except Exception as exc:  # STS refused or is unreachable: no detail (nothing secret leaks)
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
+            log.warning("credential vending for %s.%s failed: %s", database, table, code)
+            raise p.RestError(503, f"the server could not vend credentials for {database}.{table} ({code})") from exc
+        return {"token": token, "expiresAtMillis": expires}
 
     def auth_query(self, principal: Principal, database: str, table: str) -> dict[str, Any]:
         db, name, _ = self._names(database, table)

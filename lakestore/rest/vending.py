@@ -1,0 +1,152 @@
+"""Table data credentials for a warehouse on S3: the table-token endpoint's answer.
+
+Each request assumes the configured IAM role through STS (``AssumeRole``) with a session policy
+that narrows the role to the one table's prefix (``s3://bucket/wh/db.db/t/``): objects there
+(get; put and delete too for principals with ``write``) and listing the bucket only under that
+prefix. The effective permissions are the intersection of the role's own policies and this
+session policy, so the role needs (at least) those actions on the warehouse. The credentials
+are returned under the keys both Paimon clients read (Hadoop S3A's ``fs.s3a.*``: Paimon Java's
+``S3FileIO``; pypaimon 2.1 reads the same keys), with the endpoint, region and path style the
+server itself uses; ``expiresAtMillis`` is the credentials' expiry as STS states it.
+
+Credentials are neither logged nor kept: each request gets fresh ones (``repr`` shows none).
+boto3 is an optional dependency (extra ``s3``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from lakestore.errors import OptionError
+from lakestore.io.s3 import S3Config
+
+# keys of the token map (Hadoop S3A's names; pypaimon reads fs.s3a.access.key, ...)
+ACCESS_KEY = "fs.s3a.access.key"
+SECRET_KEY = "fs.s3a.secret.key"
+SESSION_TOKEN = "fs.s3a.session.token"
+CREDENTIALS_PROVIDER = "fs.s3a.aws.credentials.provider"
+TEMPORARY_PROVIDER = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+READ_ACTIONS = ("s3:GetObject",)
+WRITE_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+MIN_DURATION_S, MAX_DURATION_S = 900, 43_200  # STS's bounds for AssumeRole
+_SESSION_NAME = re.compile(r"[^\w+=,.@-]")
+
+
+def split_s3_path(path: str) -> tuple[str, str]:
+    """(bucket, key prefix without slashes at either end) of ``s3://bucket/key``.
+
+    Raises:
+        OptionError: ``path`` is not an ``s3://`` (or ``s3a://``) URI with a bucket.
+    """
+    parsed = urlparse(path)
+    if parsed.scheme not in ("s3", "s3a") or not parsed.netloc:
+        raise OptionError(f"not an S3 location: {path!r}")
+    return parsed.netloc, parsed.path.strip("/")
+
+
+def session_policy(table_path: str, *, write: bool) -> dict[str, Any]:
+    """The session policy limiting credentials to the objects under ``table_path``: read
+    (``s3:GetObject``, listing under the prefix) or read and write (put, delete, multipart).
+
+    Raises:
+        OptionError: ``table_path`` is not an S3 URI.
+    """
+    bucket, key = split_s3_path(table_path)
+    if not key:
+        raise OptionError(f"a table's credentials need a key prefix, not a whole bucket: {table_path!r}")
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "TableObjects",
+                "Effect": "Allow",
+                "Action": list(WRITE_ACTIONS if write else READ_ACTIONS),
+                "Resource": [f"arn:aws:s3:::{bucket}/{key}", f"arn:aws:s3:::{bucket}/{key}/*"],
+            },
+            {
+                "Sid": "ListTablePrefix",
+                "Effect": "Allow",
+                "Action": ["s3:ListBucket"],
+                "Resource": [f"arn:aws:s3:::{bucket}"],
+                "Condition": {"StringLike": {"s3:prefix": [key, f"{key}/*"]}},
+            },
+        ],
+    }
+
+
+@dataclass(frozen=True)
+class S3CredentialVendor:
+    """Vends table-scoped credentials from ``AssumeRole(role_arn)``.
+
+    Args:
+        role_arn: the role assumed for every token (its policies bound what any token allows).
+        duration_s: lifetime of each token's credentials (900 to 43200 s; above the role's
+            maximum session duration STS refuses).
+        s3: the server's S3 configuration: the endpoint, region and path style handed to
+            clients, and the credentials that call STS (None: boto3's default chain).
+        sts_endpoint: STS's endpoint (None: AWS's, or ``AWS_ENDPOINT_URL_STS``).
+    """
+
+    role_arn: str
+    duration_s: int = 3600
+    s3: S3Config = field(default_factory=S3Config)
+    sts_endpoint: str | None = None
+    _client: list[Any] = field(default_factory=list, repr=False, compare=False)
+    _guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.role_arn.startswith("arn:"):
+            raise OptionError(f"the role to vend credentials from must be an IAM role ARN, got {self.role_arn!r}")
+        if not MIN_DURATION_S <= self.duration_s <= MAX_DURATION_S:
+            raise OptionError(f"credential duration must be {MIN_DURATION_S} to {MAX_DURATION_S} s (STS's bounds), got {self.duration_s}")
+
+    def _sts(self) -> Any:
+        with self._guard:
+            if not self._client:
+                try:
+                    import boto3
+                except ImportError as exc:
+                    raise OptionError("vending S3 credentials needs boto3: pip install 'lakestore[s3]'") from exc
+                self._client.append(
+                    boto3.session.Session().client(
+                        "sts",
+                        endpoint_url=self.sts_endpoint,
+                        region_name=self.s3.region or "us-east-1",
+                        aws_access_key_id=self.s3.access_key,
+                        aws_secret_access_key=self.s3.secret_key,
+                        aws_session_token=self.s3.session_token,
+                    )
+                )
+            return self._client[0]
+
+    def vend(self, table_path: str, *, write: bool, principal: str) -> tuple[dict[str, str], int]:
+        """(token map, expiry in epoch ms) for ``table_path``; ``write`` False: read-only.
+
+        Raises:
+            OptionError: ``table_path`` is not on S3, or boto3 is missing.
+            botocore.exceptions.ClientError: STS refused (the role, its trust or duration).
+        """
+        policy = session_policy(table_path, write=write)
+        name = _SESSION_NAME.sub("-", f"lakestore-{principal}")[:64]
+        answer = self._sts().assume_role(
+            RoleArn=self.role_arn, RoleSessionName=name, Policy=json.dumps(policy), DurationSeconds=self.duration_s
+        )
+        creds = answer["Credentials"]
+        token = {
+            ACCESS_KEY: creds["AccessKeyId"],
+            SECRET_KEY: creds["SecretAccessKey"],
+            SESSION_TOKEN: creds["SessionToken"],
+            CREDENTIALS_PROVIDER: TEMPORARY_PROVIDER,
+            "fs.s3a.path.style.access": "true" if self.s3.path_style else "false",
+        }
+        if self.s3.endpoint:
+            token["fs.s3a.endpoint"] = self.s3.endpoint
+        if self.s3.region:
+            token["fs.s3a.endpoint.region"] = self.s3.region  # Hadoop S3A's name
+            token["fs.s3a.region"] = self.s3.region  # pypaimon's
+        return token, int(creds["Expiration"].timestamp() * 1000)
