@@ -1,0 +1,388 @@
+"""Maintenance by one engine while the other writes: Paimon Java 2.0 and lakestore on one table.
+
+Both engines commit under Paimon's JDBC catalog lock (as in ``test_mixed_engines.py``), through
+one Paimon Java JVM (``java_oracle()``) and lakestore in threads of this process:
+
+- Snapshot expiration: one engine writes a primary-key table commit after commit (with a full
+  compaction every few commits, so that expiration has data files to delete), tags a snapshot
+  and moves a consumer, while the other expires snapshots (``retain_min=2``, ``retain_max=3``)
+  over and over. Afterwards every retained snapshot, the tag and the consumer's snapshot read
+  completely, the rows a model of the commits says, in both engines; every file they name is on
+  disk; ``Table.check()`` / ``lakestore check`` find nothing lost; orphan cleanup (dry run, then
+  for real) lists the same files, only files no snapshot or tag references (a planted one among
+  them), and everything still reads afterwards.
+- Dedicated compaction: one engine full-compacts a primary-key table and an append table while
+  the other writes to the same partitions. A commit that conflicts is retried or reported as
+  ``CommitConflictError`` (lakestore) / a conflict exception (Java); the final rows equal a model
+  of the writes that landed, in both engines, none lost or twice.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore.cli import main as cli_main
+from lakestore.errors import CommitConflictError
+from tests.oracle.java_driver import JavaOracleError, encode_table, java_oracle
+from tests.postgres import Postgres
+
+pytestmark = pytest.mark.oracle
+
+SCHEMA = pa.schema([pa.field("p", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+IDENT = "db.t"
+Rows = dict[tuple[str, int], str]
+
+
+@pytest.fixture(scope="module")
+def java() -> Any:
+    return java_oracle()
+
+
+def _batch(k: int, writer: str) -> tuple[pa.Table, Rows]:
+    """Commit ``k``: three new keys spread over both partitions and an update of key ("a", 0)."""
+    keys = [("a", 0)] + [("ab"[j % 2], 1 + 3 * k + j) for j in range(3)]
+    rows = {key: f"{writer}{k}" for key in keys}
+    data = pa.table(
+        {"p": [p for p, _ in rows], "id": [i for _, i in rows], "v": list(rows.values())},
+        schema=SCHEMA,
+    )
+    return data, rows
+
+
+def _rows(data: pa.Table) -> Rows:
+    return {(r["p"], r["id"]): r["v"] for r in data.to_pylist()}
+
+
+def _sorted(data: pa.Table) -> list[tuple[str, int, str]]:
+    return sorted((r["p"], r["id"], r["v"]) for r in data.to_pylist())
+
+
+def _setup(java: Any, postgres: Postgres, warehouse: Path, options: dict[str, str], *, primary_keys: bool = True) -> lakestore.Table:
+    """The table, created by Java's JDBC catalog; lakestore opens it with the same catalog lock."""
+    key = f"k{abs(hash(str(warehouse))) % 10**9}"
+    java.use_catalog(warehouse, {"metastore": "jdbc", "uri": postgres.uri, "jdbc.user": "lake", "lock.enabled": "true", "catalog-key": key})
+    java.create_table(warehouse, IDENT, SCHEMA, primary_keys=("p", "id") if primary_keys else (), partition_keys=("p",), options=options)
+    return lakestore.Catalog(str(warehouse), options={**postgres.lock_options(), "catalog-key": key}).get_table(IDENT)
+
+
+def _java_write(java: Any, warehouse: Path, data: pa.Table) -> int:
+    """One batch commit by Paimon Java, as a ``write-only`` writer (its commit neither compacts
+    nor expires: the other engine does that). Returns the new snapshot's id."""
+    columns, rows = encode_table(data)
+    return int(
+        java.request("write", warehouse=str(warehouse), identifier=IDENT, columns=columns, rows=rows, options={"write-only": "true"})[
+            "snapshot_id"
+        ]
+    )
+
+
+class Writer(threading.Thread):
+    """Runs ``body`` in a thread; ``result()`` re-raises what it raised. The body calls ``pace()``
+    after each commit: it lets the maintenance loop (``while writer.next_run():``) start its next
+    run and waits until it has, so that the body's next commit overlaps that run."""
+
+    def __init__(self, body: Callable[[], None]) -> None:
+        super().__init__(daemon=True)
+        self.body = body
+        self.error: BaseException | None = None
+        self._commit_landed = threading.Semaphore(0)
+        self._run_started = threading.Semaphore(0)
+
+    def pace(self) -> None:
+        self._commit_landed.release()
+        self._run_started.acquire(timeout=60)
+
+    def next_run(self) -> bool:
+        """Wait for the writer's next commit (or its end); True: run maintenance again."""
+        while not self._commit_landed.acquire(timeout=0.05):
+            if not self.is_alive():
+                return False
+        self._run_started.release()
+        return True
+
+    def run(self) -> None:
+        try:
+            self.body()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the test's thread
+            self.error = e
+
+    def result(self) -> None:
+        self.join(timeout=240)
+        assert not self.is_alive()
+        if self.error is not None:
+            raise self.error
+
+
+# -- snapshot expiration -----------------------------------------------------------------------
+
+COMMITS = 10
+NO_WRITER_COMPACTION = {"bucket": "2", "num-sorted-run.compaction-trigger": "100", "num-sorted-run.stop-trigger": "200"}
+
+
+class History:
+    """The model: the rows after each commit and the APPEND snapshot each commit landed as."""
+
+    def __init__(self) -> None:
+        self.model: Rows = {}
+        self.landed: list[tuple[int, Rows]] = []
+        self.tag: tuple[str, int] | None = None
+        self.consumer_moves = 0
+
+    def add(self, snapshot_id: int, rows: Rows) -> None:
+        self.model = {**self.model, **rows}
+        self.landed.append((snapshot_id, self.model))
+
+    def at(self, snapshot_id: int) -> Rows:
+        state: Rows = {}
+        for landed, rows in self.landed:
+            if landed <= snapshot_id:
+                state = rows
+        return state
+
+
+def _lakestore_writes(table: lakestore.Table, history: History, pace: Callable[[], None]) -> None:
+    for k in range(COMMITS):
+        data, rows = _batch(k, "lakestore")
+        snapshot = table.write_arrow(data)
+        assert snapshot is not None and snapshot.commit_kind == "APPEND"
+        history.add(snapshot.id, rows)
+        pace()
+        _after(k, snapshot.id, history, tag=lambda name, sid: table.create_tag(name, sid), compact=lambda: table.compact(full=True))
+        _consumer(k, snapshot.id, table, history)
+
+
+def _java_writes(java: Any, warehouse: Path, table: lakestore.Table, history: History, pace: Callable[[], None]) -> None:
+    for k in range(COMMITS):
+        data, rows = _batch(k, "java")
+        snapshot_id = _java_write(java, warehouse, data)
+        history.add(snapshot_id, rows)
+        pace()
+        _after(
+            k,
+            snapshot_id,
+            history,
+            tag=lambda name, sid: java.create_tag(warehouse, IDENT, name, sid),
+            compact=lambda: java.compact(warehouse, IDENT),
+        )
+        _consumer(k, snapshot_id, table, history)
+
+
+def _after(k: int, snapshot_id: int, history: History, *, tag: Callable[[str, int], object], compact: Callable[[], object]) -> None:
+    if k == 2:
+        tag("early", snapshot_id)
+        history.tag = ("early", snapshot_id)
+    if k % 3 == 2:  # the files of the commits before are deleted from here on: expiration removes them
+        compact()
+
+
+def _consumer(k: int, snapshot_id: int, table: lakestore.Table, history: History) -> None:
+    """A streaming reader that has read up to commit 4, later up to commit 7 (Paimon's consumer
+    file: the next snapshot it reads); expiration keeps that snapshot and the ones after it."""
+    if k in (4, 7):
+        table.reset_consumer("reader", snapshot_id)
+        history.consumer_moves += 1
+
+
+def _verify(java: Any, warehouse: Path, table: lakestore.Table, history: History) -> None:
+    table = lakestore.Catalog(str(warehouse)).get_table(IDENT)
+    retained = [s.id for s in table.snapshots()]
+    assert [s["id"] for s in java.snapshots(warehouse, IDENT)] == retained
+    consumer = table.consumers()["reader"]
+    assert consumer in retained and retained[0] <= consumer
+    assert history.landed[-1][0] in retained
+    for snapshot_id in retained:
+        expected = history.at(snapshot_id)
+        assert _rows(table.to_arrow(snapshot_id=snapshot_id)) == expected, snapshot_id
+        assert _rows(java.read(warehouse, IDENT, options={"scan.snapshot-id": snapshot_id})) == expected, snapshot_id
+    assert history.tag is not None
+    name, tagged = history.tag
+    assert [(t.name, t.snapshot_id) for t in table.tags()] == [(name, tagged)]
+    assert tagged < retained[0]  # the tagged snapshot itself expired: only the tag holds its files
+    assert _rows(table.to_arrow(tag=name)) == history.at(tagged)
+    assert _rows(java.read(warehouse, IDENT, options={"scan.tag-name": name})) == history.at(tagged)
+    # every file a retained snapshot or the tag reads is on disk
+    for snapshot in [*table.snapshots(), *(t.snapshot for t in table.tags())]:
+        for f in table.live_files(snapshot):
+            assert os.path.exists(os.path.join(table.path, f.partition_path, f"bucket-{f.bucket}", f.file_name)), f
+    check = table.check()
+    assert check.ok, check
+    assert cli_main(["-w", str(warehouse), "-q", "check", IDENT]) == 0
+
+
+def _referenced(table: lakestore.Table) -> set[str]:
+    """Data files (relative paths) a retained snapshot or a tag reads."""
+    out: set[str] = set()
+    for snapshot in [*table.snapshots(), *(t.snapshot for t in table.tags())]:
+        for f in table.live_files(snapshot):
+            out.add(os.path.join(f.partition_path, f"bucket-{f.bucket}", f.file_name))
+    return out
+
+
+def _orphans(java: Any, warehouse: Path, table: lakestore.Table, history: History) -> None:
+    table = lakestore.Catalog(str(warehouse)).get_table(IDENT)
+    planted = os.path.join("p=a", "bucket-0", "data-00000000-0000-0000-0000-000000000000-0.parquet")
+    Path(table.path, planted).write_bytes(b"not referenced by anything")
+    later = int(time.time() * 1000) + 60_000
+    dry = table.remove_orphan_files(older_than_ms=later, dry_run=True)
+    assert dry.deleted == (planted,)  # expiration left no file behind; nothing referenced is listed
+    assert planted not in _referenced(table)
+    assert os.path.exists(os.path.join(table.path, planted))  # a dry run deletes nothing
+    done = table.remove_orphan_files(older_than_ms=later)
+    assert sorted(done.deleted) == sorted(dry.deleted)
+    assert not os.path.exists(os.path.join(table.path, planted))
+    _verify(java, warehouse, table, history)  # nothing a snapshot, tag or consumer needs went
+
+
+def test_java_expires_snapshots_while_lakestore_writes(java, postgres, tmp_path):
+    warehouse = tmp_path / "wh"
+    table = _setup(java, postgres, warehouse, NO_WRITER_COMPACTION)
+    history = History()
+    writer = Writer(lambda: _lakestore_writes(table, history, writer.pace))
+    writer.start()
+    expired = 0
+    while writer.next_run():
+        expired += java.expire(warehouse, IDENT, retain_min=2, retain_max=3)
+    writer.result()
+    expired += java.expire(warehouse, IDENT, retain_min=2, retain_max=3)
+    assert expired > 0 and history.consumer_moves == 2
+    _verify(java, warehouse, table, history)
+    _orphans(java, warehouse, table, history)
+
+
+def test_lakestore_expires_snapshots_while_java_writes(java, postgres, tmp_path):
+    warehouse = tmp_path / "wh"
+    table = _setup(java, postgres, warehouse, NO_WRITER_COMPACTION)
+    history = History()
+    writer = Writer(lambda: _java_writes(java, warehouse, table, history, writer.pace))
+    writer.start()
+    results = []
+    while writer.next_run():
+        results.append(table.expire_snapshots(num_retained_min=2, num_retained_max=3))
+    writer.result()
+    results.append(table.expire_snapshots(num_retained_min=2, num_retained_max=3))
+    assert sum(len(r.expired_snapshot_ids) for r in results) > 0 and history.consumer_moves == 2
+    assert sum(r.deleted_data_files for r in results) > 0  # the files Java's compactions replaced
+    _verify(java, warehouse, table, history)
+    _orphans(java, warehouse, table, history)
+
+
+# -- dedicated compaction ----------------------------------------------------------------------
+
+WRITES = 6
+# the writers compact too (after every second sorted run), so their compactions and the dedicated
+# ones remove the same files: one of each pair must lose
+PK_TABLE = {"bucket": "2", "num-sorted-run.compaction-trigger": "2"}
+APPEND_TABLE = {"bucket": "-1"}
+
+
+class Landed:
+    """The model of the rows that landed: key -> value (primary keys) or every row (append)."""
+
+    def __init__(self, primary_keys: bool) -> None:
+        self.primary_keys = primary_keys
+        self.rows: list[tuple[str, int, str]] = []
+
+    def add(self, data: pa.Table) -> None:
+        self.rows += [(r["p"], r["id"], r["v"]) for r in data.to_pylist()]
+
+    def expected(self) -> list[tuple[str, int, str]]:
+        if not self.primary_keys:
+            return sorted(self.rows)
+        latest = {(p, i): v for p, i, v in self.rows}
+        return sorted((p, i, v) for (p, i), v in latest.items())
+
+
+def _final(java: Any, warehouse: Path, landed: Landed) -> lakestore.Table:
+    table = lakestore.Catalog(str(warehouse)).get_table(IDENT)
+    assert _sorted(table.to_arrow()) == landed.expected()
+    assert _sorted(java.read(warehouse, IDENT)) == landed.expected()
+    assert table.check().ok
+    return table
+
+
+@pytest.mark.parametrize("primary_keys", [True, False], ids=["primary-key", "append"])
+def test_java_compacts_while_lakestore_writes(java, postgres, tmp_path, primary_keys):
+    warehouse = tmp_path / "wh"
+    table = _setup(java, postgres, warehouse, PK_TABLE if primary_keys else APPEND_TABLE, primary_keys=primary_keys)
+    landed = Landed(primary_keys)
+
+    def writes() -> None:
+        for k in range(WRITES):
+            data, _ = _batch(k, "lakestore")
+            # lakestore's own compaction losing to Java's is dropped; its rows land regardless
+            assert table.write_arrow(data) is not None
+            landed.add(data)
+            writer.pace()
+
+    writer = Writer(writes)
+    writer.start()
+    compactions, conflicts = 0, 0
+    while writer.next_run():
+        try:
+            java.compact(warehouse, IDENT)
+            compactions += 1
+        except JavaOracleError as e:  # Java's compaction lost to lakestore's: Paimon gives up
+            assert "conflict" in str(e).lower(), e
+            conflicts += 1
+    writer.result()
+    java.compact(warehouse, IDENT)
+    table = _final(java, warehouse, landed)
+    assert compactions + conflicts > 1
+    kinds = [s.commit_kind for s in table.snapshots()]
+    assert kinds.count("APPEND") == WRITES and kinds[-1] == "COMPACT"
+
+
+@pytest.mark.parametrize("primary_keys", [True, False], ids=["primary-key", "append"])
+def test_lakestore_compacts_while_java_writes(java, postgres, tmp_path, primary_keys):
+    warehouse = tmp_path / "wh"
+    table = _setup(java, postgres, warehouse, PK_TABLE if primary_keys else APPEND_TABLE, primary_keys=primary_keys)
+    landed = Landed(primary_keys)
+
+    def writes() -> None:
+        for k in range(WRITES):
+            data, _ = _batch(k, "java")
+            columns, rows = encode_table(data)
+            for _ in range(5):
+                try:
+                    # a streaming commit: retried with its identifier, it lands once (Paimon
+                    # skips an identifier its user already committed)
+                    java.request(
+                        "write",
+                        warehouse=str(warehouse),
+                        identifier=IDENT,
+                        columns=columns,
+                        rows=rows,
+                        commit_user="java-writer",
+                        commit_identifier=k,
+                    )
+                    break
+                except JavaOracleError as e:  # Java's own compaction lost to lakestore's
+                    assert "conflict" in str(e).lower(), e
+            else:
+                raise AssertionError("Java's write never landed")
+            landed.add(data)
+            writer.pace()
+
+    writer = Writer(writes)
+    writer.start()
+    compactions, conflicts = 0, 0
+    while writer.next_run():
+        try:
+            compactions += len(table.compact(full=True))
+        except CommitConflictError:
+            conflicts += 1
+    writer.result()
+    table.compact(full=True)
+    table = _final(java, warehouse, landed)
+    assert compactions + conflicts > 0
+    kinds = [s.commit_kind for s in table.snapshots()]
+    assert kinds.count("APPEND") == WRITES and kinds[-1] == "COMPACT"
