@@ -3,7 +3,7 @@ its principals, tokens and grants.
 
     lakestore serve --warehouse /wh [--host 127.0.0.1] [--port 8181] [--auth-db /wh/.lakestore-auth.sqlite]
     lakestore serve --warehouse s3://bucket/wh --auth-db /srv/auth.sqlite --admin-token-file /srv/admin-token \
-        -o s3.conditional-create=true [-o s3.endpoint=...] [--vend-role-arn arn:aws:iam::1:role/r] [--vend-duration 3600]
+        -o s3.conditional-create=true [-o s3.endpoint=...] [--vend-role-arn arn:aws:iam::1:role/r] [--vend-duration 7200]
     lakestore serve-admin --warehouse /wh add-principal alice
     lakestore serve-admin --warehouse /wh issue-token alice          prints '<id> <token>' once
     lakestore serve-admin --warehouse /wh grant alice write db.orders  (scope: '*', 'db' or 'db.table')
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from lakestore.catalog import Catalog
 from lakestore.errors import OptionError
-from lakestore.io.s3 import S3FileIO
+from lakestore.io.s3 import S3FileIO, is_s3_uri
 from lakestore.rest.app import create_app
 from lakestore.rest.auth import LEVELS, AuthError, AuthStore
 from lakestore.rest.service import CatalogService
@@ -57,8 +57,7 @@ def _vendor(args: argparse.Namespace, catalog: Catalog) -> S3CredentialVendor | 
     """The credential vendor of an S3 warehouse (``--vend-role-arn``), None without one."""
     if not args.vend_role_arn:
         return None
-    if not isinstance(catalog.file_io, S3FileIO):
-        raise OptionError("--vend-role-arn vends S3 credentials: the warehouse must be on S3 (s3://bucket/path)")
+    assert isinstance(catalog.file_io, S3FileIO)  # checked before the catalog was opened
     return S3CredentialVendor(args.vend_role_arn, args.vend_duration, catalog.file_io.config, sts_endpoint=args.sts_endpoint)
 
 
@@ -104,7 +103,13 @@ def serve_main(argv: Sequence[str]) -> int:
         " S3 credentials rather from the AWS_* environment",
     )
     parser.add_argument("--vend-role-arn", help="S3 warehouse: the IAM role assumed (STS) for table-scoped credentials")
-    parser.add_argument("--vend-duration", type=int, default=3600, help="lifetime of vended credentials in seconds (900 to 43200)")
+    parser.add_argument(
+        "--vend-duration",
+        type=int,
+        default=7200,
+        help="lifetime of vended credentials in seconds (900 to 43200, at most the role's maximum session duration);"
+        " Paimon clients ask again for credentials with under an hour left",
+    )
     parser.add_argument("--sts-endpoint", help="STS endpoint (default AWS's, or $AWS_ENDPOINT_URL_STS)")
     try:
         args = parser.parse_args(list(argv))
@@ -116,13 +121,15 @@ def serve_main(argv: Sequence[str]) -> int:
     import uvicorn
 
     try:
+        if args.vend_role_arn and not is_s3_uri(args.warehouse):
+            raise OptionError("--vend-role-arn vends S3 credentials: the warehouse must be on S3 (s3://bucket/path)")
         catalog = Catalog(args.warehouse, options=_catalog_options(args.option))
         if isinstance(catalog.file_io, S3FileIO) and not catalog.file_io.conditional_create and catalog.file_io.lock is None:
             raise OptionError("an S3 warehouse publishes commits safely only with -o s3.conditional-create=true or the catalog lock")
         vendor = _vendor(args, catalog)
         store = AuthStore(_auth_location(args))
         written = bootstrap(store, catalog.warehouse, args.admin_token_file)
-    except (OptionError, AuthError) as exc:
+    except (OptionError, AuthError, OSError) as exc:  # OSError: the warehouse is unreachable
         print(f"lakestore serve: error: {exc}", file=sys.stderr)
         return 2
     if written:

@@ -86,14 +86,16 @@ class S3CredentialVendor:
     Args:
         role_arn: the role assumed for every token (its policies bound what any token allows).
         duration_s: lifetime of each token's credentials (900 to 43200 s; above the role's
-            maximum session duration STS refuses).
+            maximum session duration STS refuses). Paimon's clients (Java's and pypaimon's
+            ``RESTTokenFileIO``) ask for a new token when one has under an hour left, so an hour
+            or less means a token request (an ``AssumeRole``) before most file accesses.
         s3: the server's S3 configuration: the endpoint, region and path style handed to
             clients, and the credentials that call STS (None: boto3's default chain).
         sts_endpoint: STS's endpoint (None: AWS's, or ``AWS_ENDPOINT_URL_STS``).
     """
 
     role_arn: str
-    duration_s: int = 3600
+    duration_s: int = 7200
     s3: S3Config = field(default_factory=S3Config)
     sts_endpoint: str | None = None
     _client: list[Any] = field(default_factory=list, repr=False, compare=False)

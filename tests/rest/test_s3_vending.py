@@ -36,6 +36,8 @@ class S3Serve(Server):
 
     s3: S3Server | None = None
     bucket: str = ""
+    sts: str = ""
+    duration_s: int = DURATION_S
 
     def _auth_args(self) -> list[str]:
         assert self.s3 is not None
@@ -43,9 +45,7 @@ class S3Serve(Server):
         args = ["--warehouse", f"s3://{self.bucket}/wh", "--auth-db", str(self.warehouse / "auth.sqlite")]
         args += ["--admin-token-file", str(self.warehouse / ".lakestore-admin-token")]
         args += [f"-o{k}={v}" for k, v in options.items()]
-        return args + ["--vend-role-arn", ROLE, "--vend-duration", str(DURATION_S), "--sts-endpoint", self.sts]
-
-    sts: str = ""
+        return args + ["--vend-role-arn", ROLE, "--vend-duration", str(self.duration_s), "--sts-endpoint", self.sts]
 
 
 @pytest.fixture(scope="module")
@@ -66,14 +66,17 @@ def sts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, s3_server: S3Server, sts: str) -> Iterator[S3Serve]:  # noqa: F811
-    require_server_packages()
-    tmp = tmp_path_factory.mktemp("rest-s3")
-    srv = S3Serve(
-        tmp, free_port(), tmp / "server.log", auth_db=str(tmp / "auth.sqlite"), s3=s3_server, bucket=s3_server.new_bucket(), sts=sts
-    )
-    srv.start()
+    srv = start(tmp_path_factory.mktemp("rest-s3"), s3_server, sts, DURATION_S)
     yield srv
     srv.stop()
+
+
+def start(tmp: Path, s3: S3Server, sts: str, duration_s: int) -> S3Serve:
+    require_server_packages()
+    auth_db = str(tmp / "auth.sqlite")
+    srv = S3Serve(tmp, free_port(), tmp / "server.log", auth_db=auth_db, s3=s3, bucket=s3.new_bucket(), sts=sts, duration_s=duration_s)
+    srv.start()
+    return srv
 
 
 def assumed_roles(sts: str) -> dict[str, dict[str, Any]]:
@@ -110,6 +113,9 @@ def test_pypaimon_writes_and_reads_an_s3_table_with_vended_credentials(server: S
     # the clients asked for tokens (STS saw sessions named after each principal), each scoped
     sessions = [r for k, r in assumed_roles(server.sts).items() if k not in before]
     by_name = {r["session_name"] for r in sessions}
+    # credentials with under an hour left are "expiring" to Paimon's clients (Java's and
+    # pypaimon's RESTTokenFileIO): with 900 s ones they ask again before file accesses
+    assert sum(r["session_name"] == "lakestore-etl" for r in sessions) > 1
     assert {"lakestore-etl", "lakestore-analyst"} <= by_name
     for r in sessions:
         assert r["role_arn"] == ROLE
@@ -164,3 +170,59 @@ def test_token_answer_read_only_scope_and_expiry(server: S3Serve, s3_server: S3S
     # the server's log holds no credential
     log = Path(server.log).read_text()
     assert token["fs.s3a.secret.key"] not in log and token["fs.s3a.session.token"] not in log
+
+
+def test_credentials_outliving_the_clients_refresh_margin_are_asked_for_once(
+    tmp_path: Path,
+    s3_server: S3Server,  # noqa: F811
+    sts: str,
+):
+    """Two hours: the default (clients refresh tokens with under an hour left, so shorter ones are
+    asked for again before file accesses): one token per client and table."""
+    srv = start(tmp_path, s3_server, sts, 7200)
+    try:
+        before = set(assumed_roles(sts))
+        started = int(time.time() * 1000)
+        rows = pypaimon(
+            srv.catalog_options(srv.admin_token),
+            {"op": "create_database", "name": "d"},
+            {"op": "create_table", "identifier": "d.t", "fields": [["id", "int64"]]},
+            {"op": "write", "identifier": "d.t", "rows": {"id": [1, 2]}},
+            {"op": "write", "identifier": "d.t", "rows": {"id": [3]}},
+            {"op": "read", "identifier": "d.t"},
+        )[4]["ok"]
+        assert sorted(rows["id"]) == [1, 2, 3]
+        new = [r for k, r in assumed_roles(sts).items() if k not in before]
+        assert len(new) == 1 and new[0]["session_name"] == "lakestore-admin"
+        status, answer = srv.call("GET", "/databases/d/tables/t/token", srv.admin_token)
+        assert status == 200 and 0 <= answer["expiresAtMillis"] - started - 7_200_000 <= 120_000
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize(
+    ("drop", "message"),
+    [
+        ("s3.conditional-create", "publishes commits safely only with"),
+        ("--admin-token-file", "must be given for a warehouse at"),
+    ],
+)
+def test_an_s3_warehouse_is_refused_without_safe_publish_or_local_auth(
+    tmp_path: Path,
+    s3_server: S3Server,  # noqa: F811
+    drop: str,
+    message: str,
+):
+    bucket = s3_server.new_bucket()
+    srv = S3Serve(tmp_path, free_port(), tmp_path / "server.log", s3=s3_server, bucket=bucket, sts=s3_server.endpoint)
+    args = srv._auth_args()
+    if drop.startswith("--"):
+        at = args.index(drop)
+        del args[at : at + 2]
+    else:
+        args = [a for a in args if not a.startswith(f"-o{drop}=")]
+    res = subprocess.run([sys.executable, "-m", "lakestore.cli", "serve", *args], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and message in res.stderr, res.stderr
+    listed = s3_server.client().list_objects_v2(Bucket=bucket).get("Contents", [])
+    assert [o["Key"] for o in listed if o["Size"]] == []  # nothing written (but the warehouse's directory marker)
+    assert not (tmp_path / ".lakestore-admin-token").exists()
