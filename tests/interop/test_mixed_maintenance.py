@@ -124,7 +124,7 @@ class Writer(threading.Thread):
 
 # -- snapshot expiration -----------------------------------------------------------------------
 
-COMMITS = 10
+COMMITS = 8
 NO_WRITER_COMPACTION = {"bucket": "2", "num-sorted-run.compaction-trigger": "100", "num-sorted-run.stop-trigger": "200"}
 
 
@@ -185,9 +185,9 @@ def _after(k: int, snapshot_id: int, history: History, *, tag: Callable[[str, in
 
 
 def _consumer(k: int, snapshot_id: int, table: lakestore.Table, history: History) -> None:
-    """A streaming reader that has read up to commit 4, later up to commit 7 (Paimon's consumer
+    """A streaming reader that has read up to commit 3, later up to commit 6 (Paimon's consumer
     file: the next snapshot it reads); expiration keeps that snapshot and the ones after it."""
-    if k in (4, 7):
+    if k in (3, 6):
         table.reset_consumer("reader", snapshot_id)
         history.consumer_moves += 1
 
@@ -277,11 +277,17 @@ def test_lakestore_expires_snapshots_while_java_writes(java, postgres, tmp_path)
 
 # -- dedicated compaction ----------------------------------------------------------------------
 
-WRITES = 6
+WRITES = 4
 # the writers compact too (after every second sorted run), so their compactions and the dedicated
 # ones remove the same files: one of each pair must lose
 PK_TABLE = {"bucket": "2", "num-sorted-run.compaction-trigger": "2"}
-APPEND_TABLE = {"bucket": "-1"}
+TABLES = {
+    "primary-key": PK_TABLE,
+    "append": {"bucket": "-1"},
+    # both engines read a deletion-vector table from level 1 up: the final full compaction puts
+    # every row there
+    "deletion-vectors": {**PK_TABLE, "deletion-vectors.enabled": "true"},
+}
 
 
 class Landed:
@@ -309,10 +315,11 @@ def _final(java: Any, warehouse: Path, landed: Landed) -> lakestore.Table:
     return table
 
 
-@pytest.mark.parametrize("primary_keys", [True, False], ids=["primary-key", "append"])
-def test_java_compacts_while_lakestore_writes(java, postgres, tmp_path, primary_keys):
+@pytest.mark.parametrize("kind", list(TABLES))
+def test_java_compacts_while_lakestore_writes(java, postgres, tmp_path, kind):
     warehouse = tmp_path / "wh"
-    table = _setup(java, postgres, warehouse, PK_TABLE if primary_keys else APPEND_TABLE, primary_keys=primary_keys)
+    primary_keys = kind != "append"
+    table = _setup(java, postgres, warehouse, TABLES[kind], primary_keys=primary_keys)
     landed = Landed(primary_keys)
 
     def writes() -> None:
@@ -341,10 +348,11 @@ def test_java_compacts_while_lakestore_writes(java, postgres, tmp_path, primary_
     assert kinds.count("APPEND") == WRITES and kinds[-1] == "COMPACT"
 
 
-@pytest.mark.parametrize("primary_keys", [True, False], ids=["primary-key", "append"])
-def test_lakestore_compacts_while_java_writes(java, postgres, tmp_path, primary_keys):
+@pytest.mark.parametrize("kind", list(TABLES))
+def test_lakestore_compacts_while_java_writes(java, postgres, tmp_path, kind):
     warehouse = tmp_path / "wh"
-    table = _setup(java, postgres, warehouse, PK_TABLE if primary_keys else APPEND_TABLE, primary_keys=primary_keys)
+    primary_keys = kind != "append"
+    table = _setup(java, postgres, warehouse, TABLES[kind], primary_keys=primary_keys)
     landed = Landed(primary_keys)
 
     def writes() -> None:
