@@ -136,7 +136,7 @@ class S3CredentialVendor:
         policy = session_policy(table_path, write=write)
         name = _SESSION_NAME.sub("-", f"lakestore-{principal}")[:64]
         answer = self._sts().assume_role(
-            RoleArn=self.role_arn, RoleSessionName=name, Policy=json.dumps(policy), DurationSeconds=self.duration_s
+            RoleArn=self.role_arn, RoleSessionName=name, Policy=json.dumps(policy, separators=(",", ":")), DurationSeconds=self.duration_s
         )
         creds = answer["Credentials"]
         token = {
