@@ -80,7 +80,9 @@ class SortedRunWriter:
         self._plan = writer.value_stats_plan(level)
         self._value_names = list(self._plan.names)
         self._value_types = list(self._plan.types)
-        self._file_schema = kv_file_schema(self._user_schema, self._key_names, {f.name: f.id for f in schema.fields})
+        self._file_schema = kv_file_schema(
+            self._user_schema, self._key_names, {f.name: f.id for f in schema.fields}, {f.name: f.type for f in schema.fields}
+        )
         self._stats_on = bool(self._plan.names)
         self._open: tuple[Any, pq.ParquetWriter, Any, _FileStats] | None = None
         self._int96 = False  # the open file stores its timestamps as INT96

@@ -41,6 +41,7 @@ class _SchemaState:
         self.paths = TablePaths.of(table_path, schema)
         self.options = self.paths.options
         self.field_ids = {f.name: f.id for f in schema.fields}
+        self.types = {f.name: f.type for f in schema.fields}
         self.user_schema = schema.arrow_schema()
         self.value_types = [f.type for f in schema.fields]
         self.key_names = list(schema.trimmed_primary_keys)
@@ -55,12 +56,12 @@ class _SchemaState:
 
     def kv_schema(self) -> pa.Schema:
         if self._kv_schema is None:
-            self._kv_schema = kv_file_schema(self.user_schema, self.key_names, self.field_ids)
+            self._kv_schema = kv_file_schema(self.user_schema, self.key_names, self.field_ids, self.types)
         return self._kv_schema
 
     def append_schema(self) -> pa.Schema:
         if self._append_schema is None:
-            self._append_schema = append_file_schema(self.user_schema, self.field_ids)
+            self._append_schema = append_file_schema(self.user_schema, self.field_ids, self.types)
         return self._append_schema
 
 
