@@ -124,7 +124,16 @@ class TableSpec:
         return f"{DATABASE}.{self.name}"
 
 
-_CHANGE_OPTIONS = {"write-only": "true", "rowkind.field": "_op", "sequence.field": "_seq"}
+# Every table of the pipeline publishes Iceberg-compatible metadata next to its data
+# (<table>/metadata, as Paimon 2.0 writes it), so DuckDB, Polars and pyiceberg read it. Iceberg
+# readers see only the last LSM level of a primary-key table: the main tables publish what the
+# compaction stage writes (ingestion adds level-0 files only), the dimensions and marts, written
+# by small commits without a compaction stage, compact fully on every commit so that each commit
+# is visible to Iceberg readers at once.
+ICEBERG = {"metadata.iceberg.storage": "table-location"}
+_PUBLISHED_ON_COMMIT = {**ICEBERG, "full-compaction.delta-commits": "1"}
+
+_CHANGE_OPTIONS = {"write-only": "true", "rowkind.field": "_op", "sequence.field": "_seq", **ICEBERG}
 # orders feeds the marts through its changelog: the lookup producer gives each ingestion commit
 # the before (-U/-D) and after (+I/+U) images of the keys it changed.
 _ORDERS_OPTIONS = {**_CHANGE_OPTIONS, "changelog-producer": "lookup"}
@@ -133,8 +142,10 @@ ORDERS = TableSpec("orders", ORDERS_SCHEMA, ("dt", "o_orderkey"), ("dt",), _ORDE
 LINEITEM = TableSpec("lineitem", LINEITEM_SCHEMA, ("dt", "l_orderkey", "l_linenumber"), ("dt",), _CHANGE_OPTIONS, lifecycle=True)
 # customer uses Paimon's default for primary-key tables, dynamic buckets: a bucket fills up to
 # the target number of keys, then the next starts (SF1's 150k customers spread over 3 buckets).
-CUSTOMER = TableSpec("customer", CUSTOMER_SCHEMA, ("c_custkey",), options={"dynamic-bucket.target-row-num": "50000"})
-NATION = TableSpec("nation", NATION_SCHEMA, ("n_nationkey",), options={"bucket": "1"})
+CUSTOMER = TableSpec(
+    "customer", CUSTOMER_SCHEMA, ("c_custkey",), options={"dynamic-bucket.target-row-num": "50000", **_PUBLISHED_ON_COMMIT}
+)
+NATION = TableSpec("nation", NATION_SCHEMA, ("n_nationkey",), options={"bucket": "1", **_PUBLISHED_ON_COMMIT})
 DAILY_NATION_REVENUE = TableSpec(
     "mart_daily_nation_revenue",
     REVENUE_SCHEMA,
@@ -145,6 +156,7 @@ DAILY_NATION_REVENUE = TableSpec(
         "merge-engine": "aggregation",
         "fields.revenue.aggregate-function": "sum",
         "fields.order_count.aggregate-function": "sum",
+        **_PUBLISHED_ON_COMMIT,
     },
 )
 ORDER_STATUS = TableSpec(
@@ -152,7 +164,7 @@ ORDER_STATUS = TableSpec(
     ORDER_STATUS_SCHEMA,
     ("dt", "o_orderkey"),
     ("dt",),
-    {"bucket": "1", "merge-engine": "partial-update"},
+    {"bucket": "1", "merge-engine": "partial-update", **_PUBLISHED_ON_COMMIT},
 )
 
 MAIN_TABLES = (ORDERS, LINEITEM)

@@ -4,8 +4,12 @@ re-run; table contents checked against the landing data model."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import dagster as dg
 import numpy as np
+import pyarrow as pa
 import pytest
 from conftest import QUIET, make_pipeline, range_tags
 
@@ -165,6 +169,63 @@ def test_marts(ran):
     for r in status.to_pylist():
         assert r["o_orderstatus"] == (live[r["o_orderkey"]][0] if r["o_orderkey"] in live else "X")
         assert r["line_count"] is not None
+
+
+ICEBERG_TABLES = ("orders", "lineitem", "customer", "nation", DAILY_NATION_REVENUE.name, ORDER_STATUS.name)
+
+
+def _by_key(table: pa.Table, columns: list[str], keys: tuple[str, ...]) -> list[dict]:
+    return table.select(columns).sort_by([(k, "ascending") for k in keys]).to_pylist()
+
+
+@pytest.mark.oracle
+def test_iceberg_readers_and_paimon_java_agree_on_the_pipelines_tables(ran):
+    """After the backfill and maintenance every table of the pipeline has Iceberg metadata:
+    pyiceberg, DuckDB (iceberg_scan) and Polars (scan_iceberg) read exactly the last-level files
+    of the snapshot the metadata names, row for row what lakestore reads at that snapshot (the
+    compaction stage left only such files), and Paimon 2.0 Java reads the same rows."""
+    from pyiceberg.table import StaticTable
+
+    from tests.iceberg.readers import all_readers, duckdb_connection, latest_metadata, metadata_json
+    from tests.oracle.java_driver import java_oracle
+
+    pipeline, _ = ran
+    lake = pipeline.catalog.open()
+    con = duckdb_connection()
+    java = java_oracle()  # the session's one JVM
+    try:
+        for name in ICEBERG_TABLES:
+            table = lake.get_table(f"tpch.{name}")
+            metadata = latest_metadata(Path(table.path) / "metadata")
+            snapshot_id = metadata_json(metadata)["current-snapshot-id"]
+            assert snapshot_id == table.latest_snapshot().id, name
+            # Iceberg publishes a primary-key table's last level only: here that is every live file
+            files = [f for split in table.plan(snapshot_id=snapshot_id) for f in split.files]
+            assert files and {f.level for f in files} == {table.options.num_levels - 1}, name
+            iceberg_files = {Path(t.file.file_path).name for t in StaticTable.from_metadata(metadata).scan().plan_files()}
+            assert iceberg_files == {f.file_name for f in files}, name
+            expected = table.to_arrow(snapshot_id=snapshot_id)
+            columns, keys = expected.schema.names, tuple(table.primary_keys)
+            want = _by_key(expected, columns, keys)
+            assert len(want) > 0, name
+            for reader, got in all_readers(con, metadata).items():
+                assert got.schema.names == columns, (name, reader)
+                assert _by_key(got, columns, keys) == want, (name, reader)
+            theirs = java.read(pipeline.catalog.warehouse, f"tpch.{name}")
+            assert _by_key(theirs, columns, keys) == _by_key(table.to_arrow(), columns, keys), (name, "paimon-java")
+    finally:
+        con.close()
+    # the README's example reads this pipeline's orders with DuckDB and Polars
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().split("\n## The Dagster pipeline", 1)[1].split("\n## ", 1)[0]
+    (snippet,) = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    namespace: dict = {}
+    exec(snippet.replace('Catalog("warehouse")', f"Catalog({pipeline.catalog.warehouse!r})"), namespace)  # noqa: S102 - the README's own code
+    totals = lake.get_table("tpch.orders").to_arrow(columns=["dt", "o_totalprice"]).group_by("dt").aggregate([("o_totalprice", "sum")])
+    assert (
+        namespace["revenue"].to_arrow().sort_by("dt").column("o_totalprice").to_pylist()
+        == totals.sort_by("dt").column("o_totalprice_sum").to_pylist()
+    )
+    assert sorted(namespace["per_day"]["dt"].to_list()) == [FIRST, "1992-01-02", LAST]
 
 
 def test_next_real_partition_and_idempotent_rerun(ran):
