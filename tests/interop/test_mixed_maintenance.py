@@ -14,7 +14,10 @@ one Paimon Java JVM (``java_oracle()``) and lakestore in threads of this process
 - Dedicated compaction: one engine full-compacts a primary-key table and an append table while
   the other writes to the same partitions. A commit that conflicts is retried or reported as
   ``CommitConflictError`` (lakestore) / a conflict exception (Java); the final rows equal a model
-  of the writes that landed, in both engines, none lost or twice.
+  of the writes that landed, in both engines, none lost or twice. The conflict made certain:
+  a lakestore compaction planned before Java's full compaction commits after it and raises
+  ``CommitConflictError``, deleting its output files.
+- Deletion-vector primary-key tables in the compaction scenarios.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pytest
 
 import lakestore
 from lakestore.cli import main as cli_main
+from lakestore.compact import compact_bucket, select_buckets
 from lakestore.errors import CommitConflictError
 from tests.oracle.java_driver import JavaOracleError, encode_table, java_oracle
 from tests.postgres import Postgres
@@ -394,3 +398,31 @@ def test_lakestore_compacts_while_java_writes(java, postgres, tmp_path, kind):
     assert compactions + conflicts > 0
     kinds = [s.commit_kind for s in table.snapshots()]
     assert kinds.count("APPEND") == WRITES and kinds[-1] == "COMPACT"
+
+
+@pytest.mark.parametrize("kind", list(TABLES))
+def test_lakestore_compaction_that_loses_to_java_raises_and_leaves_nothing(java, postgres, tmp_path, kind):
+    """The race above made certain: lakestore plans and writes a full compaction, Paimon Java's
+    full compaction of the same files commits first, then lakestore commits: CommitConflictError,
+    its output files deleted, the table as Java left it in both engines."""
+    warehouse = tmp_path / "wh"
+    primary_keys = kind != "append"
+    table = _setup(java, postgres, warehouse, TABLES[kind], primary_keys=primary_keys)
+    landed = Landed(primary_keys)
+    for k in range(3):
+        data, _ = _batch(k, "java")
+        _java_write(java, warehouse, data)
+        landed.add(data)
+    planned = table.latest_snapshot()
+    messages = [m for p, b in select_buckets(table, planned, None) if (m := compact_bucket(table, p, b, full=True, snapshot=planned))]
+    names = {f.file_name for m in messages for f in m.compact_after} - {f.file_name for m in messages for f in m.compact_before}
+    outputs = [path for path in Path(table.path).rglob("data-*") if path.name in names]
+    assert messages and names and len(outputs) == len(names)
+    java.compact(warehouse, IDENT)
+    with pytest.raises(CommitConflictError):
+        table.new_commit(commit_user="lakestore-compactor").commit(messages)
+    assert not any(o.exists() for o in outputs)  # provably unreferenced: deleted
+    table = _final(java, warehouse, landed)
+    kinds = [s.commit_kind for s in table.snapshots()]
+    assert kinds == ["APPEND"] * 3 + ["COMPACT"] and table.snapshots()[-1].commit_user != "lakestore-compactor"
+    assert table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
