@@ -16,7 +16,8 @@ one Paimon Java JVM (``java_oracle()``) and lakestore in threads of this process
   ``CommitConflictError`` (lakestore) / a conflict exception (Java); the final rows equal a model
   of the writes that landed, in both engines, none lost or twice. The conflict made certain:
   a lakestore compaction planned before Java's full compaction commits after it and raises
-  ``CommitConflictError``, deleting its output files.
+  ``CommitConflictError``, deleting its output files; a lakestore writer whose own compaction
+  loses to Java's lands its rows and drops that compaction.
 - Deletion-vector primary-key tables in the compaction scenarios.
 """
 
@@ -425,4 +426,43 @@ def test_lakestore_compaction_that_loses_to_java_raises_and_leaves_nothing(java,
     table = _final(java, warehouse, landed)
     kinds = [s.commit_kind for s in table.snapshots()]
     assert kinds == ["APPEND"] * 3 + ["COMPACT"] and table.snapshots()[-1].commit_user != "lakestore-compactor"
+    assert table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
+
+
+@pytest.mark.parametrize("kind", ["primary-key", "deletion-vectors"])
+def test_lakestore_writer_whose_compaction_loses_to_java_keeps_its_rows(java, postgres, tmp_path, kind):
+    """A lakestore writer compacts its bucket as it writes; Paimon Java's full compaction commits
+    between lakestore's planning and its publish. The rows land (APPEND), the writer's compaction
+    is dropped with its output files, and nothing is lost or twice in either engine."""
+    warehouse = tmp_path / "wh"
+    _setup(java, postgres, warehouse, TABLES[kind])
+    table = lakestore.Catalog(str(warehouse)).get_table(IDENT)  # one thread: no lock needed here
+    landed = Landed(True)
+    for k in range(2):
+        data, _ = _batch(k, "java")
+        _java_write(java, warehouse, data)
+        landed.add(data)
+    data, _ = _batch(2, "lakestore")
+    write = table.new_write(commit_user="lakestore-writer")
+    write.write_arrow(data)
+    messages = write.prepare_commit()
+    names = {f.file_name for m in messages for f in m.compact_after} - {f.file_name for m in messages for f in m.compact_before}
+    outputs = [path for path in Path(table.path).rglob("data-*") if path.name in names]
+    assert names and len(outputs) == len(names)  # the writer compacted (trigger: 2 sorted runs)
+    steps: list[str] = []
+
+    def java_compacts_first(step: str) -> None:
+        steps.append(step)
+        if len(steps) == 1:
+            java.compact(warehouse, IDENT)
+
+    snapshots = table.new_commit(commit_user="lakestore-writer", hook=java_compacts_first).commit(messages)
+    write.close()
+    assert [s.commit_kind for s in snapshots] == ["APPEND"]
+    landed.add(data)
+    assert not any(o.exists() for o in outputs)
+    java.compact(warehouse, IDENT)  # both engines read deletion-vector tables from level 1 up
+    table = _final(java, warehouse, landed)
+    kinds = [s.commit_kind for s in table.snapshots()]
+    assert kinds == ["APPEND", "APPEND", "COMPACT", "APPEND", "COMPACT"]
     assert table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
