@@ -72,7 +72,7 @@ def flink() -> FlinkOracle:
 
 
 @pytest.mark.flink
-def test_flink_batch_insert_tags_as_lakestore_does(flink, catalog, warehouse):
+def test_flink_batch_insert_tags_as_lakestore_does(flink, java, catalog, warehouse):
     options = {"bucket": "1", "tag.automatic-creation": "batch"}
     catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options=options)
     flink.use_warehouse(warehouse)
@@ -84,5 +84,5 @@ def test_flink_batch_insert_tags_as_lakestore_does(flink, catalog, warehouse):
     ours = t.write_arrow(_batch([2], 20))
     assert ours is not None and _day_tag(ours) == _day_tag(flinks)
     assert _tags(t) == {_day_tag(ours): ours.id}
-    rows = flink.query(f"SELECT id, v FROM db.t /*+ OPTIONS('scan.tag-name' = '{_day_tag(ours)}') */")
-    assert sorted(tuple(r[1:]) for r in rows) == [(1, 10), (2, 20)]
+    rows = java.read(warehouse, "db.t", options={"scan.tag-name": _day_tag(ours)})
+    assert sorted(zip(rows["id"].to_pylist(), rows["v"].to_pylist(), strict=True)) == [(1, 10), (2, 20)]
