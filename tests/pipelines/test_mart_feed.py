@@ -116,7 +116,8 @@ def test_revenue_feed_retracts_and_is_exactly_once(tables, monkeypatch):
     orders.write_arrow(_orders([("1992-01-03", 5, 1, "1.00", "+I", 3)]))
     again = feed.run(apply)
     assert again.recovered == 2 and again.start == 3 and again.through == 3 and again.change_rows == 1
-    assert again.snapshot.commit_identifier == 3 and again.snapshot.id == landed.id + 1
+    # one commit since (the mart compacts fully on every commit for its Iceberg metadata: APPEND + COMPACT)
+    assert again.snapshot.commit_identifier == 3 and {s.commit_identifier for s in mart.snapshots() if s.id > landed.id} == {3}
     assert orders.consumers() == {"mart-revenue": 4}
     assert (
         _revenue(mart)
