@@ -7,11 +7,11 @@ through the ``tolerant`` variants, which treat a missing manifest or list as emp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from lakestore.io.factory import io_for
+from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import index_file_path, read_index_manifest
 from lakestore.meta.manifest import ADD, DELETE, FILE_SOURCE_APPEND, ManifestEntry, ManifestFileMeta
@@ -127,19 +127,10 @@ class TableFiles:
 
 def consumer_min_next_snapshot(table: Table) -> int | None:
     """Smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``): snapshots
-    from there on are still to be read by someone and must not expire."""
-    folder = f"{table.metadata_path}/consumer"
-    lowest: int | None = None
-    for name in table.file_io.list_names(folder):
-        if not name.startswith("consumer-"):
-            continue
-        try:
-            doc = json.loads(table.file_io.read_bytes(f"{folder}/{name}"))
-            value = int(doc["nextSnapshot"])
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
-            continue  # a consumer being written or removed; ignore rather than block expiration
-        lowest = value if lowest is None else min(lowest, value)
-    return lowest
+    from there on are still to be read by someone and must not expire. A consumer file being
+    rewritten (Paimon Java rewrites it in place) is read again until it parses;
+    ``CorruptMetadataError`` if it never does."""
+    return ConsumerManager(table.file_io, table.metadata_path).min_next_snapshot()
 
 
 class References:

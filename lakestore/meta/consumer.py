@@ -5,17 +5,25 @@
 expiration and stops protecting snapshots (Paimon's ConsumerManager.expire, by the file's
 modification time). ``consumer.mode`` (exactly-once, at-least-once) says which position Paimon's
 parallel Flink readers record; lakestore's one reader records a snapshot once all its changes were
-returned, which is the exactly-once position and satisfies at-least-once as well."""
+returned, which is the exactly-once position and satisfies at-least-once as well.
+
+Paimon Java rewrites a consumer file in place (``overwriteFileUtf8``: truncate, then write), so a
+reader can meet it empty or cut short while a Flink job moves its position. Expiration must not
+take that for "no consumer": ``min_next_snapshot`` reads such a file again, as Paimon's
+``Consumer.fromPath`` does (10 reads, 200 ms apart), and raises if it never parses."""
 
 from __future__ import annotations
 
 import json
 import re
+import time
 
 from lakestore.errors import CorruptMetadataError, InvalidIdentifierError
 from lakestore.io.fileio import FileIO
 
 _ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
+READ_ATTEMPTS = 10  # Paimon's Consumer.fromPath
+READ_INTERVAL_S = 0.2
 
 
 class ConsumerManager:
@@ -41,6 +49,36 @@ class ConsumerManager:
             return value
         except (ValueError, KeyError, TypeError) as exc:
             raise CorruptMetadataError(path, f"invalid consumer file: {exc!r}") from exc
+
+    def next_snapshot_settled(self, consumer_id: str) -> int | None:
+        """``next_snapshot``, reading a file that does not parse again (a writer may be rewriting
+        it in place) up to ``READ_ATTEMPTS`` times. Raises ``CorruptMetadataError`` if it never
+        parses; None if the file is gone."""
+        for attempt in range(READ_ATTEMPTS):
+            try:
+                return self.next_snapshot(consumer_id)
+            except CorruptMetadataError:
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
+                time.sleep(READ_INTERVAL_S)
+        raise AssertionError("unreachable")
+
+    def min_next_snapshot(self) -> int | None:
+        """The smallest ``nextSnapshot`` of all consumers (None: no consumer): snapshots from
+        there on are still to be read and must not expire. A consumer file being rewritten is
+        read again until it parses (``CorruptMetadataError`` if it never does): skipping it
+        would let expiration delete what its reader reads next."""
+        lowest: int | None = None
+        for name in self.file_io.list_names(self.directory):
+            if not name.startswith("consumer-"):
+                continue
+            try:
+                value = self.next_snapshot_settled(name[len("consumer-") :])
+            except InvalidIdentifierError:
+                continue  # not a consumer Paimon could have written
+            if value is not None:
+                lowest = value if lowest is None else min(lowest, value)
+        return lowest
 
     def record(self, consumer_id: str, next_snapshot: int) -> None:
         self.file_io.write_bytes(self.path(consumer_id), json.dumps({"nextSnapshot": next_snapshot}).encode())

@@ -19,10 +19,13 @@ one Paimon Java JVM (``java_oracle()``) and lakestore in threads of this process
   ``CommitConflictError``, deleting its output files; a lakestore writer whose own compaction
   loses to Java's lands its rows and drops that compaction.
 - Deletion-vector primary-key tables in the compaction scenarios.
+- A consumer file Paimon Java is rewriting in place (empty for a moment) when lakestore expires:
+  lakestore reads it again instead of expiring the snapshots its reader needs.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -36,7 +39,7 @@ import pytest
 import lakestore
 from lakestore.cli import main as cli_main
 from lakestore.compact import compact_bucket, select_buckets
-from lakestore.errors import CommitConflictError
+from lakestore.errors import CommitConflictError, CorruptMetadataError
 from tests.oracle.java_driver import JavaOracleError, encode_table, java_oracle
 from tests.postgres import Postgres
 
@@ -466,3 +469,40 @@ def test_lakestore_writer_whose_compaction_loses_to_java_keeps_its_rows(java, po
     kinds = [s.commit_kind for s in table.snapshots()]
     assert kinds == ["APPEND", "APPEND", "COMPACT", "APPEND", "COMPACT"]
     assert table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
+
+
+def test_lakestore_expiration_waits_for_a_consumer_file_java_is_rewriting(java, postgres, tmp_path):
+    """Paimon Java moves a streaming reader's position by rewriting ``consumer/consumer-<id>`` in
+    place (``LocalFileIO.overwriteFileUtf8``: truncate, then write). lakestore's expiration meeting
+    that file empty reads it again, as Paimon's ``Consumer.fromPath`` does, instead of taking it
+    for no consumer and expiring the snapshots the reader reads next; a file that never parses
+    stops expiration (``CorruptMetadataError``) with nothing expired."""
+    warehouse = tmp_path / "wh"
+    table = _setup(java, postgres, warehouse, NO_WRITER_COMPACTION)
+    history = History()
+    for k in range(5):
+        data, rows = _batch(k, "java")
+        history.add(_java_write(java, warehouse, data), rows)
+        if k == 2:
+            java.compact(warehouse, IDENT)  # files that expiring snapshot 1..3 would delete
+    position = history.landed[1][0]
+    consumer = Path(table.path, "consumer", "consumer-flink")
+    consumer.parent.mkdir(exist_ok=True)
+    consumer.write_bytes(b"")  # truncated, not yet written
+    finish = threading.Timer(0.5, lambda: consumer.write_text(json.dumps({"nextSnapshot": position})))
+    finish.start()
+    try:
+        result = table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+    finally:
+        finish.join()
+    assert result.expired_snapshot_ids == tuple(range(1, position))
+    for snapshot_id in [s.id for s in table.snapshots()]:
+        assert snapshot_id >= position
+        assert _rows(java.read(warehouse, IDENT, options={"scan.snapshot-id": snapshot_id})) == history.at(snapshot_id)
+        assert _rows(table.to_arrow(snapshot_id=snapshot_id)) == history.at(snapshot_id)
+
+    consumer.write_text('{"nextSnap')  # a writer that died halfway
+    before = [s.id for s in table.snapshots()]
+    with pytest.raises(CorruptMetadataError, match="consumer-flink"):
+        table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+    assert [s.id for s in table.snapshots()] == before
