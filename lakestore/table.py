@@ -16,7 +16,7 @@ from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commi
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
 from lakestore.compact.postpone import compact_postpone
 from lakestore.dml import delete_rows, update_rows, upsert_rows
-from lakestore.errors import PartitionValueError, SchemaMismatchError, TableNotFoundError, UnsupportedTableError
+from lakestore.errors import PartitionValueError, SchemaMismatchError, UnsupportedTableError
 from lakestore.iceberg import IcebergSources, after_expire, after_rollback, iceberg_enabled, update_tag_ref, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
@@ -31,12 +31,13 @@ from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import Tag, TagManager
 from lakestore.lifecycle.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
-from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
+from lakestore.meta.branch import MAIN_BRANCH, branch_names
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.kinds import CommitKind, StreamStart
 from lakestore.meta.manifest import ManifestStore
+from lakestore.meta.options import CoreOptions
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
@@ -46,6 +47,7 @@ from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
 from lakestore.scan import ScanArgs, ScanSpec, TableScan, scan_spec
+from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState
 from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
@@ -83,22 +85,70 @@ class Table:
     ``metadata_path`` holds this branch's snapshots, schemas, tags and consumers."""
 
     def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None, branch: str = MAIN_BRANCH) -> None:
-        self.path = path.rstrip("/")
-        self.file_io = file_io or file_io_for(self.path)
-        self.branch = branch
-        self.metadata_path = branch_root(self.path, branch)
-        self.identifier = identifier or self.path.rsplit("/", 1)[-1]
-        self.schema_manager = SchemaManager(self.file_io, self.metadata_path)
-        schema = self.schema_manager.latest()
-        if schema is None:
-            where = self.path if branch == MAIN_BRANCH else f"branch {branch!r} of {self.path}"
-            raise TableNotFoundError(f"no table at {where} (no schema files)")
-        self.schema: TableSchema = schema
-        self.options = schema.core_options()
-        self.snapshot_manager = SnapshotManager(self.file_io, self.metadata_path)
-        self._manifests = ManifestStore(self.file_io, self.path, compression=self.options.manifest_compression)
+        path = path.rstrip("/")
+        # The table's files (paths, FileIO, schema and snapshot managers, manifests, commit); the
+        # table adds the read path and the policy: its commits run ``_after_commit``.
+        self.store = FileStore.open(
+            path, file_io=file_io or file_io_for(path), identifier=identifier, branch=branch, post_commit=self._after_commit
+        )
         # When post-commit maintenance last looked for expired partitions (epoch millis).
         self.last_partition_check_ms: int | None = None
+
+    # -- the store's parts --------------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        """The table directory (data and manifest files, shared by all branches)."""
+        return self.store.path
+
+    @property
+    def metadata_path(self) -> str:
+        """This branch's metadata directory (snapshots, schemas, tags, consumers)."""
+        return self.store.metadata_path
+
+    @property
+    def branch(self) -> str:
+        """The branch this table object reads and writes."""
+        return self.store.branch
+
+    @property
+    def identifier(self) -> str:
+        """The table's name (``"db.t"``; the directory name without a catalog)."""
+        return self.store.identifier
+
+    @property
+    def file_io(self) -> FileIO:
+        """The file system the table lives on."""
+        return self.store.file_io
+
+    @property
+    def schema(self) -> TableSchema:
+        """The latest schema (as of opening this table object)."""
+        return self.store.schema
+
+    @schema.setter
+    def schema(self, schema: TableSchema) -> None:
+        # a view of the table with other options (``copy.copy(table)``, then this): the view gets
+        # a store of its own, sharing the manifest cache and the post-commit hook
+        self.store = dataclasses.replace(self.store, schema=schema)
+
+    @property
+    def options(self) -> CoreOptions:
+        """The typed options of the schema."""
+        return self.store.options
+
+    @property
+    def schema_manager(self) -> SchemaManager:
+        """The branch's schema files."""
+        return self.store.schema_manager
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager:
+        """The branch's snapshot files."""
+        return self.store.snapshot_manager
+
+    @property
+    def _manifests(self) -> ManifestStore:
+        return self.store.manifest_store
 
     @classmethod
     def from_path(
@@ -143,20 +193,7 @@ class Table:
         """Paimon's system tables of this table (on its branch): ``table.inspect.snapshots()``,
         ``.files(snapshot_id=3)``, ``.audit_log()``, ... (``lakestore.system``)."""
         return SystemTables(
-            TableState(
-                identifier=self.identifier,
-                path=self.path,
-                metadata_path=self.metadata_path,
-                branch=self.branch,
-                file_io=self.file_io,
-                schema=self.schema,
-                schema_manager=self.schema_manager,
-                snapshot_manager=self.snapshot_manager,
-                manifests=self._manifests,
-                resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag, travel.timestamp_ms),
-                split_reader=self.split_reader,
-                schema_at=self.schema_at,
-            )
+            TableState(self.store, resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag, travel.timestamp_ms))
         )
 
     def manifests(self) -> ManifestStore:
@@ -166,7 +203,7 @@ class Table:
 
     def latest_snapshot(self) -> Snapshot | None:
         """The latest snapshot of this branch (None: nothing committed yet)."""
-        return self.snapshot_manager.latest()
+        return self.store.latest_snapshot()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         """Snapshot ``snapshot_id`` of this branch.
@@ -174,7 +211,7 @@ class Table:
         Raises:
             SnapshotNotFoundError: it does not exist (never committed, or expired).
         """
-        return self.snapshot_manager.get(snapshot_id)
+        return self.store.snapshot(snapshot_id)
 
     def snapshots(self) -> list[Snapshot]:
         """The retained snapshots of this branch, oldest first."""
@@ -280,8 +317,8 @@ class Table:
             table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
         """
         if is_postpone(self.schema):
-            return compact_postpone(self, full=full, partitions=partitions, commit_user=commit_user)
-        return compact_table(self, full=full, partitions=partitions, commit_user=commit_user)
+            return compact_postpone(self.store, full=full, partitions=partitions, commit_user=commit_user)
+        return compact_table(self.store, full=full, partitions=partitions, commit_user=commit_user)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
         """A committer for the ``CommitMessage``s of ``new_write`` writers with the same
@@ -295,16 +332,7 @@ class Table:
         Raises:
             UnsupportedTableError: the table uses options or features lakestore cannot commit to.
         """
-        return TableCommit(
-            self.file_io,
-            self.path,
-            self.schema,
-            commit_user=commit_user,
-            hook=hook,
-            manifests=self._manifests,
-            metadata_path=self.metadata_path,
-            post_commit=self._after_commit,
-        )
+        return self.store.new_commit(commit_user=commit_user, hook=hook)
 
     def _overwrite_partition(self, overwrite: Overwrite) -> dict[str, Any] | None:
         if overwrite is None or overwrite is False:
@@ -460,15 +488,12 @@ class Table:
             TagNotFoundError: the tag does not exist.
             ValueError: more than one of the arguments.
         """
-        return resolve(self, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark)
+        return resolve(self.store, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark)
 
     def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
         """The schema a time-travel read of ``snapshot`` sees: the one the snapshot was written
         with (its ``schemaId``), under the table's current options, as Paimon reads it."""
-        if snapshot is None or snapshot.schema_id == self.schema.id:
-            return self.schema
-        written = self.schema_manager.get(snapshot.schema_id)
-        return dataclasses.replace(written, options={**written.options, **self.schema.options})
+        return self.store.schema_at(snapshot)
 
     def _read_target(
         self, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None, watermark: int | None = None
@@ -478,7 +503,7 @@ class Table:
         table's own ``scan.*`` options decide, as Paimon's batch reads honour them."""
         self.schema.require_supported("read", table=self.path)
         if snapshot_id is None and tag is None and timestamp_ms is None and watermark is None:
-            scan = scan_from_options(self, self.schema.options)
+            scan = scan_from_options(self.store, self.schema.options)
             if scan.incremental:
                 raise ValueError(f"table {self.identifier} has incremental-between options: read it with to_arrow / to_batches")
             if not scan.travel:
@@ -509,7 +534,7 @@ class Table:
         if any(x is not None for x in travel):
             return None
         self.schema.require_supported("read", table=self.path)
-        if not scan_from_options(self, self.schema.options).incremental:
+        if not scan_from_options(self.store, self.schema.options).incremental:
             return None
         return Incremental.from_options(self.schema.options)
 
@@ -520,7 +545,7 @@ class Table:
             unknown = [c for c in filter.columns() if c not in self.schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {self.schema.field_names})")
-        rows = IncrementalRead(self, spec).read(selected, filter).drop_columns([_INCREMENTAL_KIND])
+        rows = IncrementalRead(self.store, spec).read(selected, filter).drop_columns([_INCREMENTAL_KIND])
         return rows if limit is None else rows.slice(0, limit)
 
     def plan(
@@ -590,7 +615,7 @@ class Table:
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
         """The reader of this table's splits (``plan()``), with ``schema`` (default: the latest)."""
-        return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
+        return self.store.split_reader(schema)
 
     def _columns(self, columns: Sequence[str] | None, schema: TableSchema | None = None) -> list[str]:
         names = (schema or self.schema).field_names
@@ -788,13 +813,13 @@ class Table:
         names = ("snapshot_id", "tag", "timestamp_ms", "watermark")
         given = {k: v for k, v in zip(names, travel, strict=True) if v is not None}
         if not given:
-            given = scan_from_options(self, options).travel or {}
+            given = scan_from_options(self.store, options).travel or {}
         selected = self._columns(columns, schema)
         if filter is not None:
             unknown = [c for c in filter.columns() if c not in schema.field_names]
             if unknown:
                 raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
-        parts = two_branch_parts(self, snapshot, schema, selected, filter, given)
+        parts = two_branch_parts(self.store, snapshot, schema, selected, filter, given)
         if parts is None:
             return None
         full = schema.arrow_schema()
@@ -814,7 +839,7 @@ class Table:
         """``scan.file-creation-time-millis`` of the table's options, unless the read names a snapshot."""
         if any(x is not None for x in travel):
             return None
-        return scan_from_options(self, self.schema.options).created_after
+        return scan_from_options(self.store, self.schema.options).created_after
 
     def _plan_splits(
         self, snapshot: Snapshot | None, schema: TableSchema, filter: Predicate | None, created_after: int | None = None
@@ -999,7 +1024,7 @@ class Table:
                 for snapshot in snapshots:
                     write_iceberg_metadata(sources, snapshot)
         finally:
-            after_commit(self)  # expiration runs even when the Iceberg metadata could not be written
+            after_commit(self.store, self)  # expiration runs even when the Iceberg metadata could not be written
         self._expire_iceberg_snapshots()
 
     def _expire_iceberg_snapshots(self) -> None:
@@ -1044,7 +1069,7 @@ class Table:
             UnsupportedTableError: the table uses options or features lakestore cannot maintain.
         """
         result = expire_snapshots(
-            self,
+            self.store,
             num_retained_min=num_retained_min,
             num_retained_max=num_retained_max,
             time_retained_ms=time_retained_ms,
@@ -1061,7 +1086,7 @@ class Table:
         Raises:
             UnsupportedTableError: the table uses options or features lakestore cannot maintain.
         """
-        return remove_orphan_files(self, older_than_ms=older_than_ms, dry_run=dry_run)
+        return remove_orphan_files(self.store, older_than_ms=older_than_ms, dry_run=dry_run)
 
     def check(self) -> TableCheck:
         """Commits whose rows no snapshot holds: manifest lists nothing references and the data
@@ -1071,10 +1096,10 @@ class Table:
         Raises:
             UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
         """
-        return check_table(self)
+        return check_table(self.store)
 
     def _tags(self) -> TagManager:
-        return TagManager(self)
+        return TagManager(self.store)
 
     def create_tag(
         self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None, *, watermark: int | None = None
@@ -1098,7 +1123,7 @@ class Table:
         if watermark is not None:
             if snapshot_id is not None:
                 raise ValueError("give snapshot_id or watermark, not both")
-            snapshot_id = snapshot_at_watermark(self, watermark).id
+            snapshot_id = snapshot_at_watermark(self.store, watermark).id
         tag = self._tags().create(name, snapshot_id, time_retained_ms=retained)
         sources = self._iceberg_sources()
         if sources is not None:  # Paimon's tag callback: the tag becomes an Iceberg ref
@@ -1157,7 +1182,7 @@ class Table:
             OptionError: the table has no ``partition.expiration-time``.
             UnsupportedTableError: the table uses options or features lakestore cannot maintain.
         """
-        return expire_partitions(self, now_ms=now_ms)
+        return expire_partitions(self.store, now_ms=now_ms)
 
     # -- branches -----------------------------------------------------------------------------
     def branches(self) -> list[str]:
@@ -1188,7 +1213,7 @@ class Table:
             dev.write_arrow(rows)
             table.fast_forward("dev")
         """
-        create_branch(self, name, tag=tag)
+        create_branch(self.store, name, tag=tag)
         return self.on_branch(name)
 
     def delete_branch(self, name: str) -> None:
@@ -1199,7 +1224,7 @@ class Table:
             BranchError: the branch does not exist, or this table is not on the main branch.
             InvalidIdentifierError: an invalid branch name.
         """
-        delete_branch(self, name)
+        delete_branch(self.store, name)
 
     def fast_forward(self, name: str) -> None:
         """Make the main branch equal to branch ``name`` from the branch's first snapshot on.
@@ -1210,7 +1235,7 @@ class Table:
             InvalidIdentifierError: an invalid branch name.
             UnsupportedTableError: the table uses options or features lakestore cannot maintain.
         """
-        fast_forward(self, name)
+        fast_forward(self.store, name)
 
     def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None, watermark: int | None = None) -> Snapshot:
         """Make a snapshot (or a tag's snapshot, even an expired one; or the last snapshot whose
@@ -1230,8 +1255,8 @@ class Table:
         if watermark is not None:
             if snapshot_id is not None or tag is not None:
                 raise ValueError("rollback_to needs exactly one of snapshot_id=, tag= or watermark=")
-            snapshot_id = snapshot_at_watermark(self, watermark, at_or_before=True).id
-        target = rollback_to(self, snapshot_id=snapshot_id, tag=tag)
+            snapshot_id = snapshot_at_watermark(self.store, watermark, at_or_before=True).id
+        target = rollback_to(self.store, snapshot_id=snapshot_id, tag=tag)
         sources = self._iceberg_sources()
         if sources is not None:  # Iceberg readers follow the rollback
             after_rollback(sources, target)

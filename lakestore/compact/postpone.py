@@ -51,7 +51,7 @@ from lakestore.write.input import assign_buckets, split_by_partition_and_bucket
 from lakestore.write.table_write import TableWrite
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 
 def bucket_count(
@@ -67,7 +67,7 @@ def bucket_count(
 
 
 def compact_postpone(
-    table: Table,
+    table: FileStore,
     *,
     full: bool = False,
     partitions: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
@@ -121,7 +121,7 @@ def compact_postpone(
 
 
 def _compact_partition(
-    table: Table,
+    table: FileStore,
     snapshot: Snapshot,
     values: tuple[Any, ...],
     files: list[DataFileMeta],
@@ -152,7 +152,7 @@ def _compact_partition(
 class _BucketWrite(TableWrite):
     """The real buckets' writers of one partition, fed with postponed rows and their row kinds."""
 
-    def __init__(self, table: Table, schema: TableSchema, snapshot: Snapshot, user: str) -> None:
+    def __init__(self, table: FileStore, schema: TableSchema, snapshot: Snapshot, user: str) -> None:
         self._table = table
 
         def compactor(values: tuple[Any, ...], bucket: int, writer: DataFileWriter) -> BucketCompactor:
@@ -212,7 +212,7 @@ class _BucketWrite(TableWrite):
 class _PostponedFiles:
     """Reads postponed files of one partition as the current schema, with ``_VALUE_KIND``."""
 
-    def __init__(self, table: Table, values: tuple[Any, ...]) -> None:
+    def __init__(self, table: FileStore, values: tuple[Any, ...]) -> None:
         self.table = table
         schema = table.schema
         path = partition_path(
@@ -239,7 +239,7 @@ def _is_avro(name: str) -> bool:
     return ".avro" in name.rsplit("/", 1)[-1][-12:]
 
 
-def _read_avro(data: bytes, path: str, meta: DataFileMeta, table: Table, wanted: list[str]) -> pa.Table:
+def _read_avro(data: bytes, path: str, meta: DataFileMeta, table: FileStore, wanted: list[str]) -> pa.Table:
     """A key-value Avro file Paimon Java wrote (its postponed files), as ``wanted`` columns."""
     mapping = FileColumns.of(meta, table.schema, table.schema_manager, wanted)
     try:

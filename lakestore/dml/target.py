@@ -20,8 +20,12 @@ from lakestore.write.table_write import TableWrite
 class RowChangeTable(Protocol):
     """The table a row-level change writes to (``lakestore.Table`` is one)."""
 
-    path: str
-    file_io: FileIO
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def file_io(self) -> FileIO: ...
+
     schema: TableSchema
 
     def latest_snapshot(self) -> Snapshot | None: ...

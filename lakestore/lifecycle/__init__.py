@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakestore.lifecycle.expire import ExpireResult, expire_snapshots, should_expire_after_commit
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
@@ -13,11 +13,12 @@ from lakestore.lifecycle.tags import Tag, TagManager, auto_create_tags
 from lakestore.lifecycle.time_travel import resolve, snapshot_at
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 __all__ = [
     "ExpireResult",
     "OrphanResult",
+    "PartitionCheckClock",
     "Tag",
     "TagManager",
     "after_commit",
@@ -31,14 +32,21 @@ __all__ = [
 ]
 
 
-def after_commit(table: Table) -> None:
+class PartitionCheckClock(Protocol):
+    """Where the caller of ``after_commit`` keeps when partition expiration was last checked
+    (``lakestore.Table`` keeps it per table object)."""
+
+    last_partition_check_ms: int | None
+
+
+def after_commit(store: FileStore, clock: PartitionCheckClock) -> None:
     """Post-commit maintenance Paimon runs in its committer: automatic tags, partition
-    expiration (at most once per check interval per Table object, as per committer in Paimon),
+    expiration (at most once per check interval per ``clock``, as per committer in Paimon),
     then snapshot expiration (each only when the table's options ask for it)."""
-    auto_create_tags(table)
+    auto_create_tags(store)
     now_ms = int(time.time() * 1000)
-    if partition_check_due(table, table.last_partition_check_ms, now_ms):
-        table.last_partition_check_ms = now_ms
-        expire_partitions(table, now_ms=now_ms)  # commits an OVERWRITE, which runs this again
-    if should_expire_after_commit(table):
-        expire_snapshots(table)
+    if partition_check_due(store, clock.last_partition_check_ms, now_ms):
+        clock.last_partition_check_ms = now_ms
+        expire_partitions(store, now_ms=now_ms)  # commits an OVERWRITE, which runs this again
+    if should_expire_after_commit(store):
+        expire_snapshots(store)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lakestore.errors import BranchError, SnapshotNotFoundError, TagNotFoundError
 from lakestore.lifecycle.tags import TagManager
-from lakestore.lifecycle.time_travel import snapshot_at
+from lakestore.lifecycle.time_travel import resolve, snapshot_at
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root, validate_branch_name
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.schema import SchemaManager, TableSchema
@@ -22,17 +22,15 @@ from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
-
-if TYPE_CHECKING:
-    from lakestore.table import Table
+from lakestore.store import FileStore
 
 
-def _require_main(table: Table, operation: str) -> None:
+def _require_main(table: FileStore, operation: str) -> None:
     if table.branch != MAIN_BRANCH:
         raise BranchError(f"{operation} works on the main branch; {table.identifier} is on branch {table.branch!r}")
 
 
-def create_branch(table: Table, name: str, *, tag: str | None = None) -> None:
+def create_branch(table: FileStore, name: str, *, tag: str | None = None) -> None:
     """Create branch ``name``: from ``tag`` (its snapshot, the tag itself and the schemas up to the
     snapshot's), or empty with the table's current schema."""
     _require_main(table, "create_branch")
@@ -60,7 +58,7 @@ def create_branch(table: Table, name: str, *, tag: str | None = None) -> None:
     snapshots.write_earliest_hint(tagged.id)
 
 
-def delete_branch(table: Table, name: str) -> None:
+def delete_branch(table: FileStore, name: str) -> None:
     """Delete the branch's metadata; files only it referenced become orphans for
     ``remove_orphan_files`` (as in Paimon)."""
     _require_main(table, "delete_branch")
@@ -70,7 +68,7 @@ def delete_branch(table: Table, name: str) -> None:
     table.file_io.delete_dir(branch_root(table.path, name))
 
 
-def fast_forward(table: Table, name: str) -> None:
+def fast_forward(table: FileStore, name: str) -> None:
     """Make main the branch: main's snapshots, schemas and tags from the branch's earliest
     snapshot on are replaced by the branch's (Paimon's ``fastForward``). Files only main's
     dropped snapshots referenced become orphans."""
@@ -120,7 +118,7 @@ class BranchPart:
     splits: list[Split]
 
 
-def other_branch(table: Table) -> tuple[Table, bool] | None:
+def other_branch(table: FileStore) -> tuple[FileStore, bool] | None:
     """The branch a batch read of ``table`` also reads, and whether ``table``'s own partitions win
     (``scan.fallback-branch``: a partition missing here is read from that branch) or the other's
     (``scan.primary-branch``: a partition there is read from there, the others from here).
@@ -133,11 +131,11 @@ def other_branch(table: Table) -> tuple[Table, bool] | None:
                 return None
             if SchemaManager(table.file_io, branch_root(table.path, name)).latest() is None:
                 return None
-            return table.on_branch(name), wrapped_first
+            return FileStore.open(table.path, file_io=table.file_io, identifier=table.identifier, branch=name), wrapped_first
     return None
 
 
-def _other_snapshot(table: Table, other: Table, travel: Mapping[str, Any]) -> Snapshot | None:
+def _other_snapshot(table: FileStore, other: FileStore, travel: Mapping[str, Any]) -> Snapshot | None:
     """The snapshot of ``other`` a read of ``table`` with time travel ``travel`` sees, as Paimon's
     ``rewriteOtherOptions``: a snapshot id becomes the other branch's last snapshot committed by
     that snapshot's time (its first snapshot when none was); tags, timestamps and watermarks are
@@ -148,15 +146,15 @@ def _other_snapshot(table: Table, other: Table, travel: Mapping[str, Any]) -> Sn
             return snapshot_at(other, millis)
         except SnapshotNotFoundError:
             return other.snapshot_manager.get(1)
-    return other.resolve_snapshot(**travel)
+    return resolve(other, **travel)
 
 
-def _partitions(table: Table, snapshot: Snapshot | None) -> set[bytes]:
+def _partitions(table: FileStore, snapshot: Snapshot | None) -> set[bytes]:
     return {e.partition for e in live_entries(table.manifests(), snapshot)}
 
 
 def two_branch_parts(
-    table: Table,
+    table: FileStore,
     snapshot: Snapshot | None,
     schema: TableSchema,
     columns: Sequence[str],

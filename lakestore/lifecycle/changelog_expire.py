@@ -19,7 +19,7 @@ from lakestore.lifecycle.tags import retained_references
 
 if TYPE_CHECKING:
     from lakestore.meta.options import CoreOptions
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ def is_decoupled(changelogs: Retention, snapshots: Retention) -> bool:
     return changelogs.max > snapshots.max or changelogs.min > snapshots.min or changelogs.time_ms > snapshots.time_ms
 
 
-def expire_changelogs(table: Table, retention: Retention, *, limit: int, now_ms: int) -> tuple[int, ...]:
+def expire_changelogs(table: FileStore, retention: Retention, *, limit: int, now_ms: int) -> tuple[int, ...]:
     """Expire long-lived changelogs beyond ``retention``; returns their ids."""
     manager = table.snapshot_manager
     ids = manager.changelog_ids()

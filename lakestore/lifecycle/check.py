@@ -22,7 +22,7 @@ from lakestore.lifecycle.tags import retained_references
 from lakestore.meta.manifest import ADD
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 _LIST_PREFIX = "manifest-list-"
 
@@ -47,7 +47,7 @@ class TableCheck:
         return not self.unreferenced_commits
 
 
-def check_table(table: Table) -> TableCheck:
+def check_table(table: FileStore) -> TableCheck:
     """Find commits whose rows no snapshot holds (see the module docstring). A young one may be a
     commit still in flight; an old one was lost or crashed: its files can be committed again
     (``TableCommit``) or removed (``remove_orphan_files``)."""

@@ -31,7 +31,7 @@ from lakestore.lifecycle.tags import TagManager, retained_references
 from lakestore.meta.consumer import ConsumerManager
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class ExpireResult:
 
 
 def expire_snapshots(
-    table: Table,
+    table: FileStore,
     *,
     num_retained_min: int | None = None,
     num_retained_max: int | None = None,
@@ -108,7 +108,7 @@ def expire_snapshots(
     )
 
 
-def expire_until(table: Table, earliest: int, end_exclusive: int, *, keep_changelogs: bool = False) -> ExpireResult:
+def expire_until(table: FileStore, earliest: int, end_exclusive: int, *, keep_changelogs: bool = False) -> ExpireResult:
     """Expire snapshots ``[earliest, end_exclusive)``; ``end_exclusive`` must exist. With
     ``keep_changelogs`` each leaves ``changelog/changelog-N`` first, which keeps its changelog."""
     manager = table.snapshot_manager
@@ -129,7 +129,7 @@ def expire_until(table: Table, earliest: int, end_exclusive: int, *, keep_change
     return ExpireResult(tuple(expiring_ids), len(gone.data), len(gone.changelog), len(gone.manifests), (), end_exclusive)
 
 
-def expire_consumers(table: Table, *, now_ms: int | None = None) -> tuple[str, ...]:
+def expire_consumers(table: FileStore, *, now_ms: int | None = None) -> tuple[str, ...]:
     """``consumer.expiration-time``: delete the consumers not updated within it (Paimon's
     committer does so before expiring snapshots). Returns their ids."""
     expiration = table.options.get("consumer.expiration-time")
@@ -139,7 +139,7 @@ def expire_consumers(table: Table, *, now_ms: int | None = None) -> tuple[str, .
     return tuple(ConsumerManager(table.file_io, table.metadata_path).expire(now - expiration))
 
 
-def _expire_tags(table: Table) -> tuple[str, ...]:
+def _expire_tags(table: FileStore) -> tuple[str, ...]:
     """Tags whose ``tagTimeRetained`` has passed since ``tagCreateTime`` (Paimon's TagTimeExpire)."""
     manager = TagManager(table)
     expired = []
@@ -150,7 +150,7 @@ def _expire_tags(table: Table) -> tuple[str, ...]:
     return tuple(expired)
 
 
-def should_expire_after_commit(table: Table) -> bool:
+def should_expire_after_commit(table: FileStore) -> bool:
     """Paimon expires after every commit; lakestore does so when the table asks for it
     (``snapshot.expire.execution-mode`` or a retention option set explicitly), so tables that
     never mention retention keep every snapshot."""

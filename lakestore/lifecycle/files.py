@@ -19,10 +19,10 @@ from lakestore.meta.paths import TablePaths
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 
-def has_index_files(table: Table) -> bool:
+def has_index_files(table: FileStore) -> bool:
     """Whether the table's snapshots hold index files lakestore maintains: deletion vectors or
     the key hash indexes of dynamic buckets (both only on primary-key tables)."""
     return bool(table.schema.primary_keys) and (table.options.deletion_vectors or table.options.bucket == -1)
@@ -31,7 +31,7 @@ def has_index_files(table: Table) -> bool:
 class TableFiles:
     """Paths of the files of one table, resolved from manifest entries."""
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: FileStore) -> None:
         self.table = table
         self.file_io = table.file_io
         self.path = table.path
@@ -125,7 +125,7 @@ class TableFiles:
         return {p for e in self.read_entries(metas, tolerant=tolerant) if e.kind == ADD for p in self.entry_paths(e)}
 
 
-def consumer_min_next_snapshot(table: Table) -> int | None:
+def consumer_min_next_snapshot(table: FileStore) -> int | None:
     """Smallest ``nextSnapshot`` of the table's consumers (``consumer/consumer-<id>``): snapshots
     from there on are still to be read by someone and must not expire. A consumer file being
     rewritten (Paimon Java rewrites it in place) is read again until it parses;
@@ -203,7 +203,7 @@ def changelog_references(files: TableFiles, changelog: Snapshot, *, produces_cha
     return refs
 
 
-def delete_files(table: Table, files: TableFiles, candidates: References, keep: References) -> References:
+def delete_files(table: FileStore, files: TableFiles, candidates: References, keep: References) -> References:
     """Delete candidates that ``keep`` does not hold, in Paimon's order: data, changelog, index,
     manifests (the snapshot files and hints are the caller's). Returns what was deleted."""
     gone = References()

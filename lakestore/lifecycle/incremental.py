@@ -43,7 +43,7 @@ from lakestore.read.scan import ScanPlanner, Split, raw_convertible
 
 if TYPE_CHECKING:
     from lakestore.meta.schema import TableSchema
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 ROW_KIND_COLUMN = "_row_kind"
 SCAN_MODES = ("auto", "delta", "changelog", "diff")
@@ -120,7 +120,7 @@ def _millis(text: str) -> int:
 
 
 class IncrementalRead:
-    def __init__(self, table: Table, spec: Incremental) -> None:
+    def __init__(self, table: FileStore, spec: Incremental) -> None:
         self.table = table
         self.spec = spec
         self.schema: TableSchema = table.schema

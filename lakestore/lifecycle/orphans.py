@@ -20,7 +20,7 @@ from lakestore.lifecycle.files import TableFiles, has_index_files
 from lakestore.lifecycle.tags import retained_references
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 DEFAULT_OLDER_THAN_MS = 86_400_000  # Paimon's default: one day
 _PROTECTED_DIRS = ("schema", "snapshot", "tag", "consumer", "index", "branch", "changelog", "statistics")
@@ -33,7 +33,7 @@ class OrphanResult:
     dry_run: bool
 
 
-def _walk(table: Table, folder: str, out: list[tuple[str, int, int]], dirs: list[str]) -> None:
+def _walk(table: FileStore, folder: str, out: list[tuple[str, int, int]], dirs: list[str]) -> None:
     for status in table.file_io.list_status(folder):
         if status.is_dir:
             dirs.append(status.path)
@@ -61,7 +61,7 @@ def _walk_data_dirs(io: FileIO, folder: str, levels: int, out: list[tuple[str, i
             _walk_data_dirs(io, status.path, levels - 1, out)
 
 
-def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
+def remove_orphan_files(table: FileStore, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
     """Delete unreferenced files last modified before ``older_than_ms`` (epoch millis; default
     now minus one day)."""
     table.schema.require_supported("remove orphan files of", table=table.path)
@@ -116,7 +116,7 @@ def remove_orphan_files(table: Table, *, older_than_ms: int | None = None, dry_r
     return OrphanResult(tuple(deleted), total, dry_run)
 
 
-def _external_roots(table: Table) -> list[str]:
+def _external_roots(table: FileStore) -> list[str]:
     """Every root ``data-file.external-paths`` names (whatever the strategy: files written under
     an earlier strategy are still the table's)."""
     text = table.schema.options.get("data-file.external-paths") or ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,11 @@ from lakestore.errors import OptionError
 from lakestore.format.binary_row import decode_row
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.options import java_pattern_to_strptime
+from lakestore.meta.partitions import check_partition_spec
 
 if TYPE_CHECKING:
     from lakestore.meta.snapshot import Snapshot
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 _log = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ def partition_time(keys: Sequence[str], values: Sequence[Any], *, pattern: str |
     return None
 
 
-def expired_partitions(table: Table, snapshot: Snapshot | None, *, now: dt.datetime) -> list[dict[str, Any]]:
+def expired_partitions(table: FileStore, snapshot: Snapshot | None, *, now: dt.datetime) -> list[dict[str, Any]]:
     """The partitions of ``snapshot`` whose time is before ``now - partition.expiration-time``."""
     options = table.options
     expiration_ms = options.partition_expiration_ms
@@ -68,7 +70,7 @@ def expired_partitions(table: Table, snapshot: Snapshot | None, *, now: dt.datet
     return expired
 
 
-def expire_partitions(table: Table, *, now_ms: int | None = None, commit_user: str | None = None) -> list[dict[str, Any]]:
+def expire_partitions(table: FileStore, *, now_ms: int | None = None, commit_user: str | None = None) -> list[dict[str, Any]]:
     """Drop the expired partitions in one OVERWRITE snapshot; returns them (oldest first)."""
     table.schema.require_supported("expire partitions of", table=table.path)
     if table.options.partition_expiration_ms is None:
@@ -76,11 +78,13 @@ def expire_partitions(table: Table, *, now_ms: int | None = None, commit_user: s
     now = dt.datetime.fromtimestamp((now_ms if now_ms is not None else time.time() * 1000) / 1000)
     expired = expired_partitions(table, table.latest_snapshot(), now=now)
     if expired:
-        table.drop_partitions(expired, commit_user=commit_user)
+        # one OVERWRITE snapshot dropping them all (``Table.drop_partitions``)
+        specs = [check_partition_spec(table.partition_keys, p, what="overwrite") for p in expired]
+        table.new_commit(commit_user=commit_user or str(uuid.uuid4())).commit([], overwrite=specs)
     return expired
 
 
-def partition_check_due(table: Table, last_check_ms: int | None, now_ms: int) -> bool:
+def partition_check_due(table: FileStore, last_check_ms: int | None, now_ms: int) -> bool:
     """Whether post-commit maintenance should look for expired partitions now."""
     if table.options.partition_expiration_ms is None:
         return False

@@ -20,10 +20,10 @@ from lakestore.lifecycle.tags import TagManager, retained_references
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 
-def rollback_to(table: Table, *, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
+def rollback_to(table: FileStore, *, snapshot_id: int | None = None, tag: str | None = None) -> Snapshot:
     if (snapshot_id is None) == (tag is None):
         raise ValueError("rollback_to needs exactly one of snapshot_id= or tag=")
     table.schema.require_supported("roll back", table=table.path)

@@ -33,7 +33,7 @@ from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 
 if TYPE_CHECKING:
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 TAG_PREFIX = "tag-"
 _NUMERIC = re.compile(r"^\d+$")
@@ -110,7 +110,7 @@ def parse_tag(name: str, data: bytes, *, source: str) -> Tag:
 
 
 class TagManager:
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: FileStore) -> None:
         self.table = table
         self.file_io = table.file_io
         self.tag_dir = f"{table.metadata_path}/tag"
@@ -306,7 +306,7 @@ def snapshot_tag_time(snapshot: Snapshot, options: Any) -> dt.datetime | None:
 _LONG_MIN = -(2**63)
 
 
-def auto_create_tags(table: Table) -> list[str]:
+def auto_create_tags(table: FileStore) -> list[str]:
     """Paimon's TagAutoCreation, run after a commit: walk the snapshots after the latest
     automatic tag's; tag each whose time minus ``tag.creation-delay`` has reached the end of the
     period after the latest tag with the period before its time; keep at most
@@ -329,7 +329,7 @@ def auto_create_tags(table: Table) -> list[str]:
     next_tag: dt.datetime | None = None
     latest_id = snapshots.latest_id()
     if cached is not None and cached[0] == latest and cached[3] == settings and cached[1] <= (latest_id or 0) + 1:
-        # this Table walked up to here before, and no automatic tag appeared since (Paimon's
+        # this store walked up to here before, and no automatic tag appeared since (Paimon's
         # committer keeps this position in memory, and restores it from the latest tag)
         next_snapshot, next_tag = cached[1], cached[2]
     elif latest is not None:
@@ -373,7 +373,7 @@ def auto_create_tags(table: Table) -> list[str]:
 BATCH_TAG_PREFIX = "batch-write-"
 
 
-def create_batch_tag(table: Table) -> list[str]:
+def create_batch_tag(table: FileStore) -> list[str]:
     """``tag.automatic-creation`` = ``batch``: after a batch commit (commit identifier
     ``BATCH_COMMIT_IDENTIFIER``: ``write_arrow``, compaction, a ``TableCommit`` without an
     identifier) the latest snapshot is tagged ``tag.batch.customized-name``, else
@@ -417,7 +417,7 @@ def _retain_tags(manager: TagManager, limit: int | None) -> None:
             count -= 1
 
 
-# Table -> (latest automatic tag, next snapshot to look at, next tag time, settings) of its last walk
+# FileStore -> (latest automatic tag, next snapshot to look at, next tag time, settings) of its last walk
 _PROGRESS: weakref.WeakKeyDictionary[Any, tuple[str | None, int, dt.datetime | None, tuple[Any, ...]]] = weakref.WeakKeyDictionary()
 
 
@@ -431,7 +431,9 @@ def _retain_auto_tags(manager: TagManager, period: TagPeriod, limit: int | None)
             manager.delete(tag.name)
 
 
-def retained_references(table: Table, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()) -> References:
+def retained_references(
+    table: FileStore, files: TableFiles, *, exclude_ids: Iterable[int] = (), extra: Iterable[Snapshot] = ()
+) -> References:
     """Everything the table still needs: the snapshots of this table's branch (minus
     ``exclude_ids``) and ``extra`` snapshots, plus every snapshot and tag of every branch, main
     included: branches share the data and manifest files (a branch's consumers only pin that

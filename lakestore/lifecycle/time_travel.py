@@ -14,10 +14,10 @@ from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from lakestore.read.scan import Split
-    from lakestore.table import Table
+    from lakestore.store import FileStore
 
 
-def snapshot_at(table: Table, timestamp_ms: int) -> Snapshot:
+def snapshot_at(table: FileStore, timestamp_ms: int) -> Snapshot:
     """The latest snapshot committed at or before ``timestamp_ms`` (binary search over ids:
     commit times grow with ids)."""
     manager = table.snapshot_manager
@@ -41,7 +41,7 @@ def snapshot_at(table: Table, timestamp_ms: int) -> Snapshot:
 _NO_WATERMARK = -9223372036854775808
 
 
-def snapshot_at_watermark(table: Table, watermark: int, *, at_or_before: bool = False) -> Snapshot:
+def snapshot_at_watermark(table: FileStore, watermark: int, *, at_or_before: bool = False) -> Snapshot:
     """The first snapshot whose watermark is at or after ``watermark`` (Paimon's
     ``scan.watermark``), or with ``at_or_before`` the last one at or before it (its
     rollback-to-watermark). Snapshots without a watermark never match."""
@@ -59,7 +59,7 @@ def snapshot_at_watermark(table: Table, watermark: int, *, at_or_before: bool = 
 
 
 def resolve(
-    table: Table,
+    table: FileStore,
     *,
     snapshot_id: int | None = None,
     tag: str | None = None,
@@ -122,7 +122,7 @@ def _timestamp_ms(text: str) -> int:
     return int(dt.datetime.fromisoformat(str(text).strip()).timestamp() * 1000)
 
 
-def _travel_from(options: Mapping[str, Any], table: Table) -> dict[str, Any]:
+def _travel_from(options: Mapping[str, Any], table: FileStore) -> dict[str, Any]:
     """``TimeTravelUtil.tryTravelToSnapshot``: ``scan.version`` read as a tag, a watermark
     (``watermark-<n>``) or a snapshot id; then the one time-travel key set."""
     keys = {k: options[k] for k in TIME_TRAVEL_KEYS if options.get(k) is not None}
@@ -153,7 +153,7 @@ def _travel_from(options: Mapping[str, Any], table: Table) -> dict[str, Any]:
     return {"timestamp_ms": int(value)}
 
 
-def scan_from_options(table: Table, options: Mapping[str, Any]) -> OptionScan:
+def scan_from_options(table: FileStore, options: Mapping[str, Any]) -> OptionScan:
     """The batch read that ``scan.*`` / ``incremental-between*`` options (of the table, or given
     for one read) ask for, as Paimon 2.0's ``CoreOptions.startupMode`` and
     ``AbstractDataTableScan.createStartingScanner`` decide it for a batch scan."""

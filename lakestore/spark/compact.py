@@ -35,7 +35,7 @@ def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[t
             payload = []
             for index in batch.column(0).to_pylist():
                 partition, bucket = targets[index]
-                message = compact_bucket(table, partition, bucket, full=full, snapshot=snapshot)
+                message = compact_bucket(table.store, partition, bucket, full=full, snapshot=snapshot)
                 if message is not None and not message.is_empty:
                     payload.append(message.to_bytes())
                     maybe_fail("after-compact", [f.file_name for f in message.compact_after])
@@ -64,7 +64,7 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return []
-    targets = select_buckets(table, snapshot, partitions)
+    targets = select_buckets(table.store, snapshot, partitions)
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))

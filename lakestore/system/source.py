@@ -1,8 +1,7 @@
 """What a system table reads of its data table, and how Paimon's system tables print values.
 
-``TableState`` hands the system tables the pieces of one table on one branch (paths, FileIO,
-schema, schema/snapshot managers, manifests, time travel, a split reader), so this package
-never depends on ``lakestore.table``. The printers follow Paimon 2.0.0's system tables: values
+``TableState`` hands the system tables one table on one branch (its ``FileStore`` and its time
+travel), so this package never depends on ``lakestore.table``. The printers follow Paimon 2.0.0's system tables: values
 cast to STRING as its ``CastExecutors`` do (partitions: ``{a, b}`` or ``k=v/k2=v2``), statistics
 as Java's ``Object.toString`` of Paimon's internal values, timestamps as local wall-clock time.
 """
@@ -28,6 +27,7 @@ from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.read.split_read import SplitReader
+from lakestore.store import FileStore
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -49,23 +49,59 @@ LATEST = TimeTravel()
 
 @dataclass(frozen=True)
 class TableState:
-    """One table on one branch as its system tables read it."""
+    """One table on one branch as its system tables read it: the table's ``FileStore`` and its
+    time travel."""
 
-    identifier: str  # "db.t" (the branch is ``branch``)
-    path: str  # the table directory (data files, manifests; shared by branches)
-    metadata_path: str  # this branch's snapshots, schemas, tags, consumers
-    branch: str
-    file_io: FileIO
-    schema: TableSchema
-    schema_manager: SchemaManager
-    snapshot_manager: SnapshotManager
-    manifests: ManifestStore
+    store: FileStore
     # the snapshot a read names (the table's own time travel: ids, tags, its scan.* options)
     resolve: Callable[[TimeTravel], Snapshot | None]
-    # a split reader of the table at a schema (merge-on-read as the table's batch reads)
-    split_reader: Callable[[TableSchema], SplitReader]
-    # the schema a read of a snapshot sees
-    schema_at: Callable[[Snapshot | None], TableSchema]
+
+    @property
+    def identifier(self) -> str:
+        """``"db.t"`` (the branch is ``branch``)."""
+        return self.store.identifier
+
+    @property
+    def path(self) -> str:
+        """The table directory (data files, manifests; shared by branches)."""
+        return self.store.path
+
+    @property
+    def metadata_path(self) -> str:
+        """This branch's snapshots, schemas, tags, consumers."""
+        return self.store.metadata_path
+
+    @property
+    def branch(self) -> str:
+        return self.store.branch
+
+    @property
+    def file_io(self) -> FileIO:
+        return self.store.file_io
+
+    @property
+    def schema(self) -> TableSchema:
+        return self.store.schema
+
+    @property
+    def schema_manager(self) -> SchemaManager:
+        return self.store.schema_manager
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager:
+        return self.store.snapshot_manager
+
+    @property
+    def manifests(self) -> ManifestStore:
+        return self.store.manifest_store
+
+    def split_reader(self, schema: TableSchema) -> SplitReader:
+        """A split reader of the table at ``schema`` (merge-on-read as the table's batch reads)."""
+        return self.store.split_reader(schema)
+
+    def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
+        """The schema a read of ``snapshot`` sees."""
+        return self.store.schema_at(snapshot)
 
 
 # -- time -----------------------------------------------------------------------------------------

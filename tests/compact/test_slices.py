@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import lakestore
-import lakestore.compact as compact_module
+import lakestore.compact.bucket as compact_module
 from lakestore.compact.slices import key_slices
 from lakestore.compact.task import MergeTreeCompactTask
 from lakestore.format.binary_row import decode_row

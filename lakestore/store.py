@@ -1,0 +1,134 @@
+"""A table's files on one branch, as Paimon's ``FileStore`` under its ``FileStoreTable``.
+
+``FileStore`` holds what lifecycle, compaction and system tables work with: the paths, the
+FileIO, the schema and its manager, the snapshot manager, the options, the manifests (one cached
+store per table) and the commit. It knows no read path beyond the split reader and no policy:
+the maintenance a commit runs afterwards (tags, expiration, Iceberg metadata) is the table's,
+handed in as ``post_commit``. ``lakestore.Table`` is the front door built on one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+
+from lakestore.commit.commit import CommitHook, PostCommit, TableCommit
+from lakestore.errors import TableNotFoundError
+from lakestore.io.fileio import FileIO
+from lakestore.meta.branch import MAIN_BRANCH, branch_root
+from lakestore.meta.manifest import ManifestStore
+from lakestore.meta.options import CoreOptions
+from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.meta.snapshot import Snapshot, SnapshotManager
+from lakestore.read.split_read import SplitReader
+
+
+@dataclass(frozen=True, eq=False)
+class FileStore:
+    """One table on one branch: where its files are and how to commit to it.
+
+    ``path`` is the table directory (data and manifest files, shared by all branches);
+    ``metadata_path`` holds this branch's snapshots, schemas, tags and consumers. A store is
+    immutable: a view with other options is ``dataclasses.replace(store, schema=...)`` (it
+    shares the manifest cache and the post-commit hook)."""
+
+    identifier: str  # "db.t" (the branch is ``branch``)
+    path: str
+    metadata_path: str
+    branch: str
+    file_io: FileIO
+    schema: TableSchema
+    schema_manager: SchemaManager
+    snapshot_manager: SnapshotManager
+    manifest_store: ManifestStore
+    # the table's maintenance after each commit that landed snapshots (None: none)
+    post_commit: PostCommit | None = None
+
+    @classmethod
+    def open(
+        cls, path: str, *, file_io: FileIO, identifier: str | None = None, branch: str = MAIN_BRANCH, post_commit: PostCommit | None = None
+    ) -> FileStore:
+        """The store of the table at ``path`` on ``branch``, at its latest schema.
+
+        Raises:
+            TableNotFoundError: no table (no schema file) at ``path`` or on ``branch``.
+        """
+        path = path.rstrip("/")
+        metadata_path = branch_root(path, branch)
+        schema_manager = SchemaManager(file_io, metadata_path)
+        schema = schema_manager.latest()
+        if schema is None:
+            where = path if branch == MAIN_BRANCH else f"branch {branch!r} of {path}"
+            raise TableNotFoundError(f"no table at {where} (no schema files)")
+        return cls(
+            identifier=identifier or path.rsplit("/", 1)[-1],
+            path=path,
+            metadata_path=metadata_path,
+            branch=branch,
+            file_io=file_io,
+            schema=schema,
+            schema_manager=schema_manager,
+            snapshot_manager=SnapshotManager(file_io, metadata_path),
+            manifest_store=ManifestStore(file_io, path, compression=schema.core_options().manifest_compression),
+            post_commit=post_commit,
+        )
+
+    @functools.cached_property
+    def options(self) -> CoreOptions:
+        """The typed options of ``schema``."""
+        return self.schema.core_options()
+
+    @property
+    def partition_keys(self) -> tuple[str, ...]:
+        """The partition columns."""
+        return self.schema.partition_keys
+
+    def manifests(self) -> ManifestStore:
+        """The manifest store (one per table, so parsed manifests stay cached)."""
+        return self.manifest_store
+
+    def latest_snapshot(self) -> Snapshot | None:
+        """The latest snapshot of this branch (None: nothing committed yet)."""
+        return self.snapshot_manager.latest()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        """Snapshot ``snapshot_id`` of this branch.
+
+        Raises:
+            SnapshotNotFoundError: it does not exist (never committed, or expired).
+        """
+        return self.snapshot_manager.get(snapshot_id)
+
+    def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
+        """The schema a read of ``snapshot`` sees: the one it was written with (its ``schemaId``),
+        under the current options, as Paimon reads it."""
+        if snapshot is None or snapshot.schema_id == self.schema.id:
+            return self.schema
+        written = self.schema_manager.get(snapshot.schema_id)
+        return dataclasses.replace(written, options={**written.options, **self.schema.options})
+
+    def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
+        """The reader of this store's splits with ``schema`` (default: the latest)."""
+        return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
+
+    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
+        """A committer for ``commit_user``'s messages; its commits run ``post_commit``.
+
+        Args:
+            commit_user: the writers' commit user.
+            hook: called with the name of each step of a commit (for fault-injection tests).
+
+        Raises:
+            UnsupportedTableError: the table uses options or features lakestore cannot commit to.
+        """
+        return TableCommit(
+            self.file_io,
+            self.path,
+            self.schema,
+            commit_user=commit_user,
+            hook=hook,
+            manifests=self.manifest_store,
+            metadata_path=self.metadata_path,
+            post_commit=self.post_commit,
+        )
