@@ -420,7 +420,9 @@ def test_lakestore_compaction_that_loses_to_java_raises_and_leaves_nothing(java,
         _java_write(java, warehouse, data)
         landed.add(data)
     planned = table.latest_snapshot()
-    messages = [m for p, b in select_buckets(table, planned, None) if (m := compact_bucket(table, p, b, full=True, snapshot=planned))]
+    messages = [
+        m for p, b in select_buckets(table.store, planned, None) if (m := compact_bucket(table.store, p, b, full=True, snapshot=planned))
+    ]
     names = {f.file_name for m in messages for f in m.compact_after} - {f.file_name for m in messages for f in m.compact_before}
     outputs = [path for path in Path(table.path).rglob("data-*") if path.name in names]
     assert messages and names and len(outputs) == len(names)
