@@ -61,9 +61,9 @@ def test_conflict_in_touched_partition_is_detected(pk):
         pk.write_arrow(_rows([2, 3], f"d{day}"))
     # two compactions planned from the same snapshot: the second removes files the first removed
     base = pk.latest_snapshot()
-    partition = sorted(bucket_files(pk, base))[1][0]
-    a = compact_bucket(pk, partition, 0, full=True, snapshot=base)
-    b = compact_bucket(pk, partition, 0, full=True, snapshot=base)
+    partition = sorted(bucket_files(pk.store, base))[1][0]
+    a = compact_bucket(pk.store, partition, 0, full=True, snapshot=base)
+    b = compact_bucket(pk.store, partition, 0, full=True, snapshot=base)
     assert a is not None and b is not None
     pk.new_commit(commit_user="a").commit([a])
     with pytest.raises(CommitConflictError):
@@ -95,8 +95,8 @@ def test_manifest_merge_reads_only_manifests_a_delete_may_touch(tmp_path, monkey
     for day in range(20):
         table.write_arrow(_rows([1, 2], f"d{day:02d}"))
     table.write_arrow(_rows([2, 3], "d05"))
-    partition = next(p for p, _ in sorted(bucket_files(table, table.latest_snapshot())) if b"d05" in p)
-    message = compact_bucket(table, partition, 0, full=True)
+    partition = next(p for p, _ in sorted(bucket_files(table.store, table.latest_snapshot())) if b"d05" in p)
+    message = compact_bucket(table.store, partition, 0, full=True)
     assert message is not None and message.compact_before
     read = _spy_reads(monkeypatch)
     table.new_commit(commit_user="c").commit([message])

@@ -138,7 +138,7 @@ def test_files_referenced_only_by_a_branch_survive_expiration_and_orphan_cleanup
     assert first_files <= on_disk
     # Everything the branch's snapshot references is still there and holds its rows.
     branch_snapshot = Snapshot.from_json((Path(table.path) / "branch" / "branch-dev" / "snapshot" / "snapshot-1").read_bytes(), source="b")
-    files = TableFiles(table)
+    files = TableFiles(table.store)
     assert all(Path(files.manifest_path(name)).exists() for name in files.manifest_names(branch_snapshot))
     rows = pa.concat_tables([pq.read_table(p, columns=["v"]) for p in files.live_paths(branch_snapshot)])
     assert sorted(rows["v"].to_pylist()) == ["a1", "a2", "a3"]

@@ -34,7 +34,7 @@ def test_compaction_planned_before_a_write_still_commits(tmp_path):
     [(partition, bucket)] = {
         (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)
     }
-    message = compact_bucket(t, partition, bucket, full=True, snapshot=base)
+    message = compact_bucket(t.store, partition, bucket, full=True, snapshot=base)
     t.write_arrow(kv([0, 100], "late-"))  # lands between planning and committing
     expected = _content(t)
     [snap] = t.new_commit(commit_user="compactor").commit([message])
@@ -51,8 +51,8 @@ def test_two_compactions_of_the_same_files_conflict(tmp_path):
     [(partition, bucket)] = {
         (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)
     }
-    first = compact_bucket(t, partition, bucket, full=True, snapshot=base)
-    second = compact_bucket(t, partition, bucket, full=True, snapshot=base)
+    first = compact_bucket(t.store, partition, bucket, full=True, snapshot=base)
+    second = compact_bucket(t.store, partition, bucket, full=True, snapshot=base)
     expected = _content(t)
     t.new_commit(commit_user="c1").commit([first])
     with pytest.raises(CommitConflictError):

@@ -89,7 +89,7 @@ def test_bucket_by_bucket_compaction_is_refused(tmp_path):
     t.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": [1], "op": ["+I"]}, schema=SCHEMA))
     [entry] = live_entries(t.manifests(), t.latest_snapshot())
     with pytest.raises(UnsupportedTableError, match="compacted as a whole by Table.compact"):
-        select_buckets(t, t.latest_snapshot(), None)
+        select_buckets(t.store, t.latest_snapshot(), None)
     with pytest.raises(UnsupportedTableError, match="compacted as a whole by Table.compact"):
-        compact_bucket(t, entry.partition, entry.bucket, full=True)
+        compact_bucket(t.store, entry.partition, entry.bucket, full=True)
     assert t.compact() and _rows(t) == {("a", 1): 1}

@@ -103,7 +103,7 @@ def test_automatic_tags_named_as_java(java, catalog, warehouse, options):
     ours_wh = copy_warehouse(warehouse, "ours")
     ours = lakestore.Catalog(str(ours_wh)).get_table("db.t")
     shutil.rmtree(f"{ours.path}/tag")
-    created = auto_create_tags(ours)
+    created = auto_create_tags(ours.store)
     assert tag_map(ours) == java_tags
     assert set(created) >= set(java_tags)
 

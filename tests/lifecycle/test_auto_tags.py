@@ -105,13 +105,13 @@ def test_tag_time_expire_enabled(catalog):
     table.write_arrow(batch("a", [1], 1.0))
     table.create_tag("short", time_retained="1 ms")
     time.sleep(0.01)
-    assert expire_snapshots(table).expired_tags == ()
+    assert expire_snapshots(table.store).expired_tags == ()
     assert [t.name for t in table.tags()] == ["short"]
     other = catalog.create_table("db.u", schema=SCHEMA)
     other.write_arrow(batch("a", [1], 1.0))
     other.create_tag("short", time_retained="1 ms")
     time.sleep(0.01)
-    assert expire_snapshots(other).expired_tags == ("short",)
+    assert expire_snapshots(other.store).expired_tags == ("short",)
 
 
 def test_consumer_expiration(catalog):
@@ -126,19 +126,19 @@ def test_consumer_expiration(catalog):
     stale = time.time() - 2 * 3600
     os.utime(path, (stale, stale))
     assert json.loads(open(path).read()) == {"nextSnapshot": 1}
-    result = expire_snapshots(table, num_retained_min=1, time_retained_ms=0)
+    result = expire_snapshots(table.store, num_retained_min=1, time_retained_ms=0)
     assert table.consumers() == {"new": 3}
     assert result.earliest_snapshot_id == 3
     # re-recording a consumer refreshes it
     table.reset_consumer("new", 4)
-    assert expire_consumers(table) == ()
+    assert expire_consumers(table.store) == ()
     assert ConsumerManager(table.file_io, table.metadata_path).expire(int(time.time() * 1000) + 1000) == ["new"]
 
     keep = catalog.create_table("db.k", schema=SCHEMA)
     keep.write_arrow(batch("a", [1], 1.0))
     keep.reset_consumer("old", 1)
     os.utime(f"{keep.metadata_path}/consumer/consumer-old", (stale, stale))
-    assert expire_consumers(keep) == ()
+    assert expire_consumers(keep.store) == ()
     assert keep.consumers() == {"old": 1}
 
 
@@ -170,7 +170,7 @@ def test_a_table_resumes_its_walk(catalog, monkeypatch):
     seen.clear()
     from lakestore.lifecycle import auto_create_tags
 
-    auto_create_tags(catalog.get_table("db.r"))
+    auto_create_tags(catalog.get_table("db.r").store)
     assert {2, 3, 4, 5} <= set(seen)  # restored from the tag on snapshot 1
 
 

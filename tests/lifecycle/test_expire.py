@@ -31,16 +31,16 @@ def test_retention_min_max_and_time(catalog):
         snaps.append(t.write_arrow(batch("a", [i], float(i))))
         time.sleep(0.01)  # distinct commit times
     # nothing is old enough: only num-retained.max removes snapshots
-    r = expire_snapshots(t, num_retained_min=1, num_retained_max=4, time_retained_ms=10**12)
+    r = expire_snapshots(t.store, num_retained_min=1, num_retained_max=4, time_retained_ms=10**12)
     assert r.expired_snapshot_ids == (1, 2)
     assert t.snapshot_manager.list_ids() == [3, 4, 5, 6]
     # a snapshot goes when it is older than the retention (Paimon's check): 3 and 4 go, 5 stops the scan
     now = snaps[5].time_millis + 1000
     older_than = snaps[3].time_millis + 1  # snapshot 4 is older than this, snapshot 5 is not
-    r = expire_snapshots(t, num_retained_min=1, time_retained_ms=now - older_than, now_ms=now)
+    r = expire_snapshots(t.store, num_retained_min=1, time_retained_ms=now - older_than, now_ms=now)
     assert r.expired_snapshot_ids == (3, 4)
     # at least num-retained.min stay
-    r = expire_snapshots(t, num_retained_min=2, time_retained_ms=0, now_ms=FUTURE)
+    r = expire_snapshots(t.store, num_retained_min=2, time_retained_ms=0, now_ms=FUTURE)
     assert t.snapshot_manager.list_ids() == [5, 6]
     assert open(f"{t.path}/snapshot/EARLIEST").read() == "5"
     assert rows(t.to_arrow()) == [("a", i, float(i)) for i in range(6)]
@@ -58,7 +58,7 @@ def test_expire_limit_option(catalog):
     t = _pk_table(catalog, **{"snapshot.expire.limit": "2"})
     for i in range(6):
         t.write_arrow(batch("a", [i], 1.0))
-    r = expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    r = expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert r.expired_snapshot_ids == (1, 2)
 
 
@@ -72,7 +72,7 @@ def test_deletes_exactly_unreferenced_files_and_not_other_tables(catalog):
     t.write_arrow(batch("a", range(3), 2.0), overwrite=True)  # snapshot 2 removes snapshot 1's file
     t.write_arrow(batch("b", range(2), 3.0))
     live = _data_files(t.path) - first_files
-    r = expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    r = expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert r.expired_snapshot_ids == (1, 2)
     assert r.deleted_data_files == 1
     assert _data_files(t.path) == live
@@ -96,12 +96,12 @@ def test_tags_and_consumers_protect(catalog):
     os.makedirs(f"{t.path}/consumer")
     with open(f"{t.path}/consumer/consumer-job", "w") as fh:
         json.dump({"nextSnapshot": 3}, fh)
-    r = expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    r = expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert r.expired_snapshot_ids == (1, 2)  # the consumer still needs snapshot 3
     assert rows(t.to_arrow(tag="keep")) == [("a", i, 1.0) for i in range(3)]
     assert rows(t.to_arrow(snapshot_id=3)) == [("a", i, 3.0) for i in range(3)]
     os.remove(f"{t.path}/consumer/consumer-job")
-    expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert t.snapshot_manager.list_ids() == [4]
     t.delete_tag("keep")  # its snapshot expired: the tag's files go with it
     assert len(_data_files(t.path)) == 1
@@ -123,10 +123,10 @@ def test_rerun_after_crash_part_way(catalog, monkeypatch):
 
     monkeypatch.setattr(t.file_io, "delete", crashing_delete)
     with pytest.raises(OSError):
-        expire_until(t, 1, 5)
+        expire_until(t.store, 1, 5)
     monkeypatch.setattr(t.file_io, "delete", real_delete)
     assert t.snapshot_manager.list_ids() == [2, 3, 4, 5]  # manifests of 2..4 are gone already
-    r = expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    r = expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert r.expired_snapshot_ids == (2, 3, 4)
     assert rows(t.to_arrow()) == [("a", 0, 4.0), ("a", 1, 4.0)]
     assert len(_data_files(t.path)) == 1

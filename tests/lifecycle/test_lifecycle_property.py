@@ -136,10 +136,12 @@ def _run(tmp: str, sequence) -> None:
             if retain_max is not None and retain_max < retain_min:
                 retain_max = retain_min
             if all_old:
-                expire_snapshots(table, num_retained_min=retain_min, num_retained_max=retain_max, time_retained_ms=0, now_ms=FAR_FUTURE_MS)
+                expire_snapshots(
+                    table.store, num_retained_min=retain_min, num_retained_max=retain_max, time_retained_ms=0, now_ms=FAR_FUTURE_MS
+                )
                 keep = retain_min
             else:  # nothing is old enough: only num-retained.max removes snapshots
-                expire_snapshots(table, num_retained_min=retain_min, num_retained_max=retain_max, time_retained_ms=10**12)
+                expire_snapshots(table.store, num_retained_min=retain_min, num_retained_max=retain_max, time_retained_ms=10**12)
                 keep = retain_max if retain_max is not None else len(ids)
             assert table.snapshot_manager.list_ids() == (ids[-keep:] if ids else [])
         elif kind == "rollback":

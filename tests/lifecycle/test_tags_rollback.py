@@ -95,7 +95,7 @@ def test_rollback_to_tag_of_expired_snapshot(catalog):
     t.create_tag("v1")
     for v in (2.0, 3.0, 4.0):
         t.write_arrow(batch("a", range(3), v), overwrite=True)
-    expire_snapshots(t, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
+    expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert t.snapshot_manager.list_ids() == [4]
     t.rollback_to(tag="v1")
     assert t.snapshot_manager.list_ids() == [1]
@@ -121,7 +121,7 @@ def test_automatic_daily_tags(catalog):
         snapshot = t.write_arrow(batch("a", [d + 1], 1.0))
         set_snapshot_time(t, snapshot.id, base + d * day)
         # a new Table: ``t`` already walked past the snapshot (at its real time) after the commit
-        created += auto_create_tags(lakestore.Table.from_path(t.path))
+        created += auto_create_tags(lakestore.Table.from_path(t.path).store)
     assert len(created) == 3
     names = [x.name for x in t.tags()]
     assert len(names) == 2 and sorted(names) == sorted(created[-2:])

@@ -112,8 +112,8 @@ def test_a_predicate_pinning_the_bucket_key_skips_manifests_of_other_buckets(cat
     target = entries[0]
     files = [e.file for e in entries if e.bucket == target.bucket]
     store = _counting(t)
-    monkeypatch.setattr(type(t), "manifests", lambda self: store)
-    compact_bucket(t, target.partition, target.bucket, full=True)
+    monkeypatch.setattr(type(t.store), "manifests", lambda self: store)
+    compact_bucket(t.store, target.partition, target.bucket, full=True)
     assert len(set(store.read)) == len(files)  # one file per commit's manifest
 
 
