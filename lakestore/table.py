@@ -82,7 +82,10 @@ class Table:
     ``Catalog.get_table`` (``"db.t"``, or ``"db.t$branch_<name>"`` for a branch) or ``Table.from_path``.
 
     ``path`` is the table directory (data and manifest files, shared by all branches);
-    ``metadata_path`` holds this branch's snapshots, schemas, tags and consumers."""
+    ``metadata_path`` holds this branch's snapshots, schemas, tags and consumers. ``store`` is
+    the table's ``FileStore`` (``lakestore.store``: files, managers, manifests and commit), which
+    maintenance and compaction work on; the table adds reads, writes and the policy its commits
+    run afterwards (tags, expiration, Iceberg metadata)."""
 
     def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None, branch: str = MAIN_BRANCH) -> None:
         path = path.rstrip("/")
