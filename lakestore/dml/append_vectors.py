@@ -66,8 +66,8 @@ def change_with_vectors(
     a deletion-vector append table), append ``rewrite(those rows)`` as new data files (written
     without compaction), all in one commit; None when no row matched."""
     schema = table.schema
-    check_vectors_writable(schema, table=table.path)
-    snapshot = table.latest_snapshot()
+    check_vectors_writable(schema, table=table.store.path)
+    snapshot = table.store.latest_snapshot()
     if snapshot is None:
         return None
     deleted, total_buckets, selected = _selected_positions(table, snapshot, predicate, keep_rows=rewrite is not None)
@@ -111,13 +111,13 @@ def _check_base(table: RowChangeTable, base: Snapshot, deleted: Mapping[BucketKe
     (a compaction rewrote it: the vector would miss the rows) or added deletion vectors where this
     one writes (bucket-unaware tables: for the same data files; bucketed ones: in the same
     buckets, whose one index file this commit replaces), as Paimon's commit conflict detection."""
-    latest = table.latest_snapshot()
+    latest = table.store.latest_snapshot()
     if latest is None or latest.id == base.id:
         return
     files = {name for per in deleted.values() for name in per}
-    gone = sorted(files - {e.file.file_name for e in live_entries(table.manifests(), latest)})
+    gone = sorted(files - {e.file.file_name for e in live_entries(table.store.manifests(), latest)})
     if gone:
-        raise CommitConflictError(f"{table.path}: data files {gone} were rewritten or removed since snapshot {base.id}")
+        raise CommitConflictError(f"{table.store.path}: data files {gone} were rewritten or removed since snapshot {base.id}")
     before = {e.index_file.file_name for e in _dv_entries(table, base)}
     unaware = table.schema.core_options().bucket == -1
     for e in _dv_entries(table, latest):
@@ -125,7 +125,9 @@ def _check_base(table: RowChangeTable, base: Snapshot, deleted: Mapping[BucketKe
             continue
         named = {r.data_file for r in e.index_file.dv_ranges or ()}
         if (files & named) if unaware else (e.partition, e.bucket) in deleted:
-            raise CommitConflictError(f"{table.path}: a commit since snapshot {base.id} changed the deletion vectors this delete writes")
+            raise CommitConflictError(
+                f"{table.store.path}: a commit since snapshot {base.id} changed the deletion vectors this delete writes"
+            )
 
 
 def committer_for(table: RowChangeTable, user: str, *, hook: CommitHook | None = None) -> TableCommit:
@@ -135,9 +137,10 @@ def committer_for(table: RowChangeTable, user: str, *, hook: CommitHook | None =
     schema lacks that one option (everything else, the schema id included, is the table's)."""
     if table.schema.primary_keys or not table.schema.core_options().deletion_vectors:
         return table.new_commit(commit_user=user, hook=hook)
-    view = copy.copy(table)
-    view.schema = dataclasses.replace(table.schema, options={k: v for k, v in table.schema.options.items() if k != _DV})
-    return view.new_commit(commit_user=user, hook=hook)
+    options = {k: v for k, v in table.schema.options.items() if k != _DV}
+    return dataclasses.replace(table.store, schema=dataclasses.replace(table.schema, options=options)).new_commit(
+        commit_user=user, hook=hook
+    )
 
 
 def _messages(
@@ -157,7 +160,7 @@ def _messages(
             new, retired = _unaware(table, writer, [e for e in entries if e.partition == partition], positions, bitmap64=bitmap64)
         else:
             maintainer = DeletionVectorsMaintainer.restore(
-                table.file_io, table.path, snapshot, partition=partition, bucket=bucket, bitmap64=bitmap64
+                table.store.file_io, table.store.path, snapshot, partition=partition, bucket=bucket, bitmap64=bitmap64
             )
             writer.adopt(maintainer)
             for name, rows in positions.items():
@@ -176,13 +179,13 @@ def _selected_positions(
     bucket's total bucket count, and (``keep_rows``) those rows, every column. Every candidate
     file is read whole (positions count every row)."""
     schema = table.schema
-    reader = table.split_reader(schema)
+    reader = table.store.split_reader(schema)
     columns = schema.field_names if keep_rows else sorted(predicate.columns()) if predicate is not None else [schema.field_names[0]]
     out: dict[BucketKey, dict[str, np.ndarray]] = {}
     totals: dict[BucketKey, int] = {}
     kept: list[pa.Table] = []
-    for split in ScanPlanner(schema, table.manifests()).plan(snapshot, predicate):
-        old = read_vectors(table.file_io, table.path, dict(split.deletion_files))
+    for split in ScanPlanner(schema, table.store.manifests()).plan(snapshot, predicate):
+        old = read_vectors(table.store.file_io, table.store.path, dict(split.deletion_files))
         for f in split.files:
             rows = reader.read_file(split.partition_values, split.bucket, f, columns, system=False)
             rows = rows.append_column(_POSITION, from_numpy(np.arange(rows.num_rows, dtype=np.int64)))
@@ -204,7 +207,7 @@ def _dv_entries(table: RowChangeTable, snapshot: Snapshot) -> list[IndexManifest
         return []
     return [
         e
-        for e in read_index_manifest(table.file_io, table.path, snapshot.index_manifest)
+        for e in read_index_manifest(table.store.file_io, table.store.path, snapshot.index_manifest)
         if e.kind == ADD and e.index_file.index_type == DELETION_VECTORS_INDEX
     ]
 
@@ -224,7 +227,7 @@ def _unaware(
         if not set(ranges) & set(deleted):
             continue
         where = {name: Where(meta.file_name, r.offset, r.length, external_path=meta.external_path) for name, r in ranges.items()}
-        read = read_vectors_and_kinds(table.file_io, table.path, where)
+        read = read_vectors_and_kinds(table.store.file_io, table.store.path, where)
         unchanged = {name: read[name][0] for name in ranges if name not in deleted}
         if unchanged:
             new.append(writer.write(unchanged, bitmap64=bitmap64, kinds={n: read[n][1] for n in unchanged}))
@@ -256,8 +259,8 @@ class _IndexWriter:
     def write(self, vectors: Mapping[str, np.ndarray], *, bitmap64: bool, kinds: Mapping[str, bool]) -> IndexFileMeta:
         data, ranges = encode_index_file(vectors, bitmap64=bitmap64, kinds=kinds)
         name = f"{self._prefix}-{next(self._counter)}"
-        path = f"{index_dir(self.table.path)}/{name}"
-        self.table.file_io.write_bytes(path, data)
+        path = f"{index_dir(self.table.store.path)}/{name}"
+        self.table.store.file_io.write_bytes(path, data)
         self._written.append(path)
         dv_ranges = tuple(DeletionVectorRange(r.data_file, r.offset, r.length, r.cardinality) for r in ranges)
         return IndexFileMeta(DELETION_VECTORS_INDEX, name, len(data), len(ranges), dv_ranges)
@@ -267,7 +270,7 @@ class _IndexWriter:
 
     def delete_written(self) -> None:
         for path in self._written:
-            self.table.file_io.delete(path)
+            self.table.store.file_io.delete(path)
         for maintainer in self._maintainers:
             maintainer.delete_written()
         self._written.clear()

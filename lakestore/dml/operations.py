@@ -49,7 +49,7 @@ from lakestore.write.table_write import InputData
 def delete_rows(table: RowChangeTable, predicate: Predicate | None, *, commit_user: str | None = None) -> Snapshot | None:
     """Delete the rows ``predicate`` selects (None: every row); returns the new snapshot, None
     when no row matched."""
-    schema, name = table.schema, table.path
+    schema, name = table.schema, table.store.path
     check_filter(schema, predicate, table=name)
     schema.require_supported("read", table=name)
     user = commit_user or str(uuid.uuid4())
@@ -66,7 +66,7 @@ def delete_rows(table: RowChangeTable, predicate: Predicate | None, *, commit_us
     schema.require_supported("write", table=name)
     check_deletable(schema, table=name)
     check_row_kinds_kept(schema, "delete", table=name)
-    snapshot = table.latest_snapshot()
+    snapshot = table.store.latest_snapshot()
     rows = matching_rows(table, snapshot, predicate)
     return _write(table, rows, DELETE, user, operation="DELETE")
 
@@ -76,7 +76,7 @@ def update_rows(
 ) -> Snapshot | None:
     """Set the columns of ``assignments`` to their values in the rows ``predicate`` selects
     (None: every row); returns the new snapshot, None when no row matched."""
-    schema, name = table.schema, table.path
+    schema, name = table.schema, table.store.path
     check_updatable(schema, table=name)
     check_assignments(schema, assignments, table=name)
     check_filter(schema, predicate, table=name)
@@ -86,7 +86,7 @@ def update_rows(
             table, predicate, commit_user=user, operation="UPDATE", rewrite=lambda rows: set_columns(schema, assignments, rows, table=name)
         )
     schema.require_supported("write", table=name)
-    rows = matching_rows(table, table.latest_snapshot(), predicate)
+    rows = matching_rows(table, table.store.latest_snapshot(), predicate)
     updated = set_columns(schema, assignments, rows, table=name)
     return _write(table, updated, UPDATE_AFTER, user, operation="UPDATE")
 
@@ -95,7 +95,7 @@ def upsert_rows(table: RowChangeTable, data: InputData, *, commit_user: str | No
     """Insert or replace rows by primary key (merged by the table's merge engine). Under
     merge-engine partial-update ``data`` may carry some columns only (the primary key among
     them): the others are written as nulls, which leave the stored values as they are."""
-    schema, name = table.schema, table.path
+    schema, name = table.schema, table.store.path
     if not schema.primary_keys:
         raise UnsupportedTableError(f"cannot upsert into {name}: it has no primary key (append rows with write_arrow)")
     # streamed batch by batch; a bad batch aborts the write, which deletes what it wrote
@@ -138,14 +138,14 @@ def _truncate(table: RowChangeTable, predicate: Predicate | None, user: str) -> 
     """Drop the table's rows (``predicate`` None) or its partitions ``predicate`` selects, in one
     OVERWRITE commit; None when no partition matched."""
     schema = table.schema
-    snapshot = table.latest_snapshot()
+    snapshot = table.store.latest_snapshot()
     overwrite: Overwrite
     if predicate is None:
         if snapshot is None:
             return None
         overwrite = True
     else:
-        partitions = {tuple(f.partition[k] for k in schema.partition_keys) for f in live_files(table.manifests(), schema, snapshot)}
+        partitions = {tuple(f.partition[k] for k in schema.partition_keys) for f in live_files(table.store.manifests(), schema, snapshot)}
         if not partitions:
             return None
         arrow = schema.arrow_schema()
