@@ -16,7 +16,7 @@ from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commi
 from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
 from lakestore.compact.postpone import compact_postpone
 from lakestore.dml import delete_rows, update_rows, upsert_rows
-from lakestore.errors import PartitionValueError, SchemaMismatchError, UnsupportedTableError
+from lakestore.errors import OptionError, PartitionValueError, SchemaMismatchError, UnsupportedTableError
 from lakestore.iceberg import IcebergSources, after_expire, after_rollback, iceberg_enabled, update_tag_ref, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
@@ -1115,14 +1115,18 @@ class Table:
             InvalidTagNameError: a blank or all-digit name, or one with ``/`` or a leading ``.``.
             TagAlreadyExistsError: the tag exists.
             SnapshotNotFoundError: the snapshot does not exist, or none reached ``watermark``.
-            ValueError: both ``snapshot_id`` and ``watermark``, or an unreadable duration.
+            OptionError: ``time_retained`` is not a duration.
+            ValueError: both ``snapshot_id`` and ``watermark``.
 
         Example::
 
             table.create_tag("2024-01-01", time_retained="30 d")
             table.to_arrow(tag="2024-01-01")
         """
-        retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
+        try:
+            retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
+        except ValueError as exc:
+            raise OptionError(f"time_retained: {exc}") from exc
         if watermark is not None:
             if snapshot_id is not None:
                 raise ValueError("give snapshot_id or watermark, not both")

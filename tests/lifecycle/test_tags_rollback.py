@@ -34,6 +34,8 @@ def test_tag_file_format_and_management(catalog):
         t.create_tag("123")
     with pytest.raises(InvalidTagNameError, match="'/'"):
         t.create_tag("a/b")
+    with pytest.raises(lakestore.OptionError, match="time_retained"):
+        t.create_tag("v2", time_retained="")
     assert [x.name for x in t.tags()] == ["v1"]
     with pytest.raises(SnapshotNotFoundError):
         t.create_tag("nope", 42)
