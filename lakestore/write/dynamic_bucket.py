@@ -22,11 +22,13 @@ Everything is vectorised over the batch's hashes: the per-row work is NumPy ``un
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import struct
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,8 +39,10 @@ from lakestore.format.binary_row import BinaryRows, encode_rows
 from lakestore.format.bucket import hash_rows
 from lakestore.format.hash_index import HASH_INDEX, decode_hash_index, encode_hash_index
 from lakestore.io.fileio import FileIO
+from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.index_manifest import IndexFileMeta, IndexManifestEntry, index_file_path
 from lakestore.meta.schema import TableSchema
+from lakestore.write.input import PartitionSpec, partition_groups
 
 # Paimon stores a key's bucket as a Java short
 MAX_BUCKETS = 32767
@@ -278,3 +282,50 @@ class HashIndexMaintainer:
         for name in self.written:
             self.file_io.delete(index_file_path(self.table_path, name))
         self.written.clear()
+
+
+class DynamicBuckets:
+    """Dynamic bucket mode of one write: the bucket assigner and the hash index of every bucket
+    written."""
+
+    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, index: list[IndexManifestEntry], *, fresh: bool) -> None:
+        self.file_io = file_io
+        self.table_path = table_path
+        self.schema = schema
+        # an overwrite starts the overwritten partitions' index afresh (their files all go)
+        self._index = [] if fresh else [e for e in index if e.index_file.index_type == HASH_INDEX]
+        self.assigner = HashBucketAssigner(
+            file_io, table_path, self._index, target_row_num=schema.core_options().dynamic_bucket_target_row_num
+        )
+        self._names = IndexFileNames()
+        self._maintainers: dict[tuple[bytes, int], HashIndexMaintainer] = {}
+
+    def assign(self, rows: pa.Table, hashes: np.ndarray, partition: Callable[[tuple[Any, ...]], PartitionSpec]) -> np.ndarray:
+        """The bucket of every row; ``partition`` resolves (and checks) a partition's values."""
+        buckets = np.empty(rows.num_rows, dtype=np.int32)
+        # positions stay in arrival order: it decides which new keys fill a bucket first
+        for values, positions in partition_groups(rows, self.schema.partition_keys):
+            buckets[positions] = self.assigner.assign(partition(values).binary, hashes[positions])
+        return buckets
+
+    def maintainer(self, partition: bytes, bucket: int) -> HashIndexMaintainer:
+        found = self._maintainers.get((partition, bucket))
+        if found is None:
+            restored = next((e.index_file for e in self._index if e.partition == partition and e.bucket == bucket), None)
+            found = self._maintainers[(partition, bucket)] = HashIndexMaintainer(self.file_io, self.table_path, restored, self._names)
+        return found
+
+    def attach_index_files(self, messages: list[CommitMessage]) -> list[CommitMessage]:
+        """Each bucket's message carries its new hash index file (and the file it replaces)."""
+        out = []
+        for m in messages:
+            maintainer = self._maintainers.get((m.partition, m.bucket))
+            if maintainer is not None:
+                new, retired = maintainer.prepare_commit()
+                m = dataclasses.replace(m, new_index_files=m.new_index_files + new, deleted_index_files=m.deleted_index_files + retired)
+            out.append(m)
+        return out
+
+    def delete_written(self) -> None:
+        for maintainer in self._maintainers.values():
+            maintainer.delete_written()

@@ -3,7 +3,6 @@ and turns buffered data into CommitMessages."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -14,25 +13,23 @@ import pyarrow as pa
 
 from lakestore.errors import OptionError, PartitionValueError
 from lakestore.format.arrow_ops import as_numpy, from_numpy
-from lakestore.format.hash_index import HASH_INDEX
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
-from lakestore.meta.index_manifest import IndexManifestEntry, read_index_manifest
+from lakestore.meta.index_manifest import read_index_manifest
 from lakestore.meta.manifest import DataFileMeta, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Compactor, MergeTreeBucketWriter
 from lakestore.write.cross_partition import CrossPartitionIndex, LiveKeys, is_cross_partition
-from lakestore.write.dynamic_bucket import HashBucketAssigner, HashIndexMaintainer, IndexFileNames, key_hashes
+from lakestore.write.dynamic_bucket import DynamicBuckets, key_hashes
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import (
     PartitionSpec,
     assign_buckets,
     conform,
     filter_row_kinds,
-    partition_groups,
     partition_spec,
     row_kinds,
     split_by_partition_and_bucket,
@@ -324,50 +321,3 @@ def _batches(data: InputData) -> Iterable[pa.Table | pa.RecordBatch]:
         yield from pa.RecordBatchReader.from_stream(data)
     else:
         yield from data
-
-
-class DynamicBuckets:
-    """Dynamic bucket mode of one write: the bucket assigner and the hash index of every bucket
-    written (``lakestore/write/dynamic_bucket.py``)."""
-
-    def __init__(self, file_io: FileIO, table_path: str, schema: TableSchema, index: list[IndexManifestEntry], *, fresh: bool) -> None:
-        self.file_io = file_io
-        self.table_path = table_path
-        self.schema = schema
-        # an overwrite starts the overwritten partitions' index afresh (their files all go)
-        self._index = [] if fresh else [e for e in index if e.index_file.index_type == HASH_INDEX]
-        self.assigner = HashBucketAssigner(
-            file_io, table_path, self._index, target_row_num=schema.core_options().dynamic_bucket_target_row_num
-        )
-        self._names = IndexFileNames()
-        self._maintainers: dict[tuple[bytes, int], HashIndexMaintainer] = {}
-
-    def assign(self, rows: pa.Table, hashes: np.ndarray, partition: Callable[[tuple[Any, ...]], PartitionSpec]) -> np.ndarray:
-        """The bucket of every row; ``partition`` resolves (and checks) a partition's values."""
-        buckets = np.empty(rows.num_rows, dtype=np.int32)
-        # positions stay in arrival order: it decides which new keys fill a bucket first
-        for values, positions in partition_groups(rows, self.schema.partition_keys):
-            buckets[positions] = self.assigner.assign(partition(values).binary, hashes[positions])
-        return buckets
-
-    def maintainer(self, partition: bytes, bucket: int) -> HashIndexMaintainer:
-        found = self._maintainers.get((partition, bucket))
-        if found is None:
-            restored = next((e.index_file for e in self._index if e.partition == partition and e.bucket == bucket), None)
-            found = self._maintainers[(partition, bucket)] = HashIndexMaintainer(self.file_io, self.table_path, restored, self._names)
-        return found
-
-    def attach_index_files(self, messages: list[CommitMessage]) -> list[CommitMessage]:
-        """Each bucket's message carries its new hash index file (and the file it replaces)."""
-        out = []
-        for m in messages:
-            maintainer = self._maintainers.get((m.partition, m.bucket))
-            if maintainer is not None:
-                new, retired = maintainer.prepare_commit()
-                m = dataclasses.replace(m, new_index_files=m.new_index_files + new, deleted_index_files=m.deleted_index_files + retired)
-            out.append(m)
-        return out
-
-    def delete_written(self) -> None:
-        for maintainer in self._maintainers.values():
-            maintainer.delete_written()
