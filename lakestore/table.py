@@ -701,25 +701,11 @@ class Table:
         selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
         return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
 
-    def to_batches(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Predicate | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        timestamp_ms: int | None = None,
-        watermark: int | None = None,
-        limit: int | None = None,
-        batch_size: int | None = None,
-        incremental_between: Bounds | None = None,
-        incremental_between_timestamp: Bounds | None = None,
-        incremental_scan_mode: str | None = None,
-    ) -> Iterator[pa.RecordBatch]:  # noqa: A002
+    def to_batches(self, *, batch_size: int | None = None, **scan: Unpack[ScanArgs]) -> Iterator[pa.RecordBatch]:
         """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
         batches, read split by split: memory holds a few splits' (or data files') rows at a
         time, whatever the table's size. ``batch_size``: at most this many rows per batch.
-        A shortcut for ``table.scan(...).to_batches()``.
+        A shortcut for ``table.scan(**scan).to_batches()``.
 
         Raises:
             SchemaMismatchError: a selected or filtered column does not exist.
@@ -728,36 +714,11 @@ class Table:
             UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
             ValueError: time travel and an incremental range given together.
         """
-        return self.scan(
-            columns=columns,
-            filter=filter,
-            snapshot_id=snapshot_id,
-            tag=tag,
-            timestamp_ms=timestamp_ms,
-            watermark=watermark,
-            limit=limit,
-            incremental_between=incremental_between,
-            incremental_between_timestamp=incremental_between_timestamp,
-            incremental_scan_mode=incremental_scan_mode,
-        ).to_batches(batch_size=batch_size)
+        return self.scan(**scan).to_batches(batch_size=batch_size)
 
-    def to_arrow_batch_reader(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Predicate | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        timestamp_ms: int | None = None,
-        watermark: int | None = None,
-        limit: int | None = None,
-        batch_size: int | None = None,
-        incremental_between: Bounds | None = None,
-        incremental_between_timestamp: Bounds | None = None,
-        incremental_scan_mode: str | None = None,
-    ) -> pa.RecordBatchReader:  # noqa: A002
+    def to_arrow_batch_reader(self, *, batch_size: int | None = None, **scan: Unpack[ScanArgs]) -> pa.RecordBatchReader:
         """``to_batches`` as a ``pyarrow.RecordBatchReader`` (for DuckDB, Polars, IPC writers).
-        A shortcut for ``table.scan(...).to_arrow_batch_reader()``.
+        A shortcut for ``table.scan(**scan).to_arrow_batch_reader()``.
 
         Raises:
             SchemaMismatchError: a selected or filtered column does not exist.
@@ -766,18 +727,7 @@ class Table:
             UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
             ValueError: time travel and an incremental range given together.
         """
-        return self.scan(
-            columns=columns,
-            filter=filter,
-            snapshot_id=snapshot_id,
-            tag=tag,
-            timestamp_ms=timestamp_ms,
-            watermark=watermark,
-            limit=limit,
-            incremental_between=incremental_between,
-            incremental_between_timestamp=incremental_between_timestamp,
-            incremental_scan_mode=incremental_scan_mode,
-        ).to_arrow_batch_reader(batch_size=batch_size)
+        return self.scan(**scan).to_arrow_batch_reader(batch_size=batch_size)
 
     def _scan_reader(self, spec: ScanSpec, batch_size: int | None) -> pa.RecordBatchReader:
         columns, filter, limit = spec.columns, spec.filter, spec.limit  # noqa: A001
