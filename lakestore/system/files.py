@@ -133,11 +133,11 @@ _COMPRESSION_EXTENSIONS = {"gz", "bz2", "deflate", "lz4", "lzo", "snappy", "zst"
 
 
 def _partitions(state: TableState) -> RowPrinter:
-    return RowPrinter(state.schema.types_of(state.schema.partition_keys), source=state.path)
+    return RowPrinter(state.store.schema.types_of(state.store.schema.partition_keys), source=state.store.path)
 
 
 def _live(state: TableState, travel: TimeTravel) -> list[ManifestEntry]:
-    return live_entries(state.manifests, state.resolve(travel))
+    return live_entries(state.store.manifest_store, state.resolve(travel))
 
 
 def file_format(file_name: str) -> str:
@@ -154,13 +154,14 @@ class _Stats:
 
     def __init__(self, state: TableState) -> None:
         self.state = state
-        self.fields = list(state.schema.fields)
+        self.fields = list(state.store.schema.fields)
         self.order = sorted(range(len(self.fields)), key=lambda i: self.fields[i].name)
         self._schemas: dict[int, TableSchema] = {}
 
     def schema(self, schema_id: int) -> TableSchema:
         if schema_id not in self._schemas:
-            self._schemas[schema_id] = self.state.schema if schema_id == self.state.schema.id else self.state.schema_manager.get(schema_id)
+            store = self.state.store
+            self._schemas[schema_id] = store.schema if schema_id == store.schema.id else store.schema_manager.get(schema_id)
         return self._schemas[schema_id]
 
     def key(self, f: DataFileMeta, key: bytes) -> str | None:
@@ -204,7 +205,7 @@ def files(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """Every data file of the snapshot, one row each (ordered by partition, bucket, level, name)."""
     entries = sorted(_live(state, travel), key=lambda e: (e.partition, e.bucket, e.file.level, e.file.file_name))
     partitions = _partitions(state)
-    paths = TablePaths.of(state.path, state.schema)
+    paths = TablePaths.of(state.store.path, state.store.schema)
     stats = _Stats(state)
     printed = [stats.print(e.file) for e in entries]
     return table_of(
@@ -243,9 +244,9 @@ def manifests(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """The snapshot's manifests (base, delta, then changelog, as Paimon's ``readAllManifests``),
     with their partition ranges."""
     snapshot = state.resolve(travel)
-    metas = data_manifests(state.manifests, snapshot) if snapshot is not None else []
+    metas = data_manifests(state.store.manifest_store, snapshot) if snapshot is not None else []
     if snapshot is not None and snapshot.changelog_manifest_list:
-        metas += state.manifests.read_list(snapshot.changelog_manifest_list)
+        metas += state.store.manifest_store.read_list(snapshot.changelog_manifest_list)
     partitions = _partitions(state)
     return table_of(
         MANIFESTS,
@@ -265,9 +266,9 @@ def manifests(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
 
 def _partition_name(state: TableState, values: Sequence[Any]) -> str:
     """``k=v/k2=v2`` with Paimon's default partition name for nulls ("" when unpartitioned)."""
-    keys = state.schema.partition_keys
-    types = state.schema.types_of(keys)
-    default = state.schema.core_options().partition_default_name
+    keys = state.store.schema.partition_keys
+    types = state.store.schema.types_of(keys)
+    default = state.store.schema.core_options().partition_default_name
     return "/".join(f"{k}={default if v is None else cast_string(v, t)}" for k, t, v in zip(keys, types, values, strict=True))
 
 
@@ -277,7 +278,7 @@ def _deleted_rows(state: TableState, travel: TimeTravel) -> dict[bytes, int | No
     out: dict[bytes, int | None] = {}
     if snapshot is None or not snapshot.index_manifest:
         return out
-    for entry in read_index_manifest(state.file_io, state.path, snapshot.index_manifest):
+    for entry in read_index_manifest(state.store.file_io, state.store.path, snapshot.index_manifest):
         ranges = entry.index_file.dv_ranges
         if entry.index_file.index_type != "DELETION_VECTORS" or not ranges:
             continue
@@ -302,7 +303,7 @@ def partitions(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
         group[2] += 1
         group[3] = max(group[3], e.file.creation_time_ms if e.file.creation_time_ms is not None else -(2**63))
         group[4] = e.total_buckets
-    deleted = _deleted_rows(state, travel) if state.schema.core_options().deletion_vectors else {}
+    deleted = _deleted_rows(state, travel) if state.store.schema.core_options().deletion_vectors else {}
     rows = sorted(((_partition_name(state, printer.values(p)), p, g) for p, g in groups.items()), key=lambda r: r[0])
     return table_of(
         PARTITIONS,
@@ -351,9 +352,10 @@ def buckets(state: TableState) -> pa.Table:
 def table_indexes(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """The snapshot's index files (dynamic-bucket key hashes, deletion vectors, global indexes)."""
     snapshot = state.resolve(travel)
-    entries = read_index_manifest(state.file_io, state.path, snapshot.index_manifest) if snapshot and snapshot.index_manifest else []
+    store = state.store
+    entries = read_index_manifest(store.file_io, store.path, snapshot.index_manifest) if snapshot and snapshot.index_manifest else []
     printer = _partitions(state)
-    names = {f.id: f.name for f in state.schema.fields}
+    names = {f.id: f.name for f in state.store.schema.fields}
 
     def field_names(e: Any) -> str | None:
         meta = e.index_file.global_index

@@ -104,7 +104,7 @@ def _pretty_json(value: Any, indent: int = 0) -> str:
 
 def snapshots(state: TableState) -> pa.Table:
     """Every retained snapshot of the branch, by id."""
-    rows = list(state.snapshot_manager.snapshots())
+    rows = list(state.store.snapshot_manager.snapshots())
     return table_of(
         SNAPSHOTS,
         {
@@ -130,10 +130,10 @@ def snapshots(state: TableState) -> pa.Table:
 def schemas(state: TableState) -> pa.Table:
     """Every schema version of the branch, by id, each part as compact JSON."""
     docs = []
-    for schema_id in state.schema_manager.list_ids():
-        path = state.schema_manager.path(schema_id)
+    for schema_id in state.store.schema_manager.list_ids():
+        path = state.store.schema_manager.path(schema_id)
         try:
-            doc = json.loads(state.file_io.read_bytes(path))
+            doc = json.loads(state.store.file_io.read_bytes(path))
         except FileNotFoundError:  # removed since listed
             continue
         except ValueError as exc:
@@ -157,16 +157,16 @@ def schemas(state: TableState) -> pa.Table:
 
 def options(state: TableState) -> pa.Table:
     """The table's options (the latest schema's), by key."""
-    items = sorted(state.schema.options.items())
+    items = sorted(state.store.schema.options.items())
     return table_of(OPTIONS, {"key": [k for k, _ in items], "value": [v for _, v in items]})
 
 
 def aggregation_fields(state: TableState) -> pa.Table:
     """Per column of the latest schema: its type and its ``fields.<column>.*`` options (values
     as ``function``, keys as ``function_options``, each a Java list: ``[sum]``), by key."""
-    options = sorted(state.schema.options.items())
+    options = sorted(state.store.schema.options.items())
     out: dict[str, list[Any]] = {name: [] for name in AGGREGATION_FIELDS.names}
-    for field in state.schema.fields:
+    for field in state.store.schema.fields:
         mine = [(k, v) for k, v in options if len(k.split(".")) > 2 and k.split(".")[0] == "fields" and k.split(".")[1] == field.name]
         out["field_name"].append(field.name)
         out["field_type"].append(field.type.to_paimon() if isinstance(field.type.to_paimon(), str) else json.dumps(field.type.to_paimon()))
@@ -178,12 +178,12 @@ def aggregation_fields(state: TableState) -> pa.Table:
 
 def tag_list(state: TableState) -> list[Tag]:
     """The branch's tags, by name."""
-    tag_dir = f"{state.metadata_path}/tag"
+    tag_dir = f"{state.store.metadata_path}/tag"
     out = []
-    for name in sorted(n for n in state.file_io.list_names(tag_dir) if n.startswith(TAG_PREFIX)):
+    for name in sorted(n for n in state.store.file_io.list_names(tag_dir) if n.startswith(TAG_PREFIX)):
         path = f"{tag_dir}/{name}"
         try:
-            data = state.file_io.read_bytes(path)
+            data = state.store.file_io.read_bytes(path)
         except FileNotFoundError:  # deleted since listed
             continue
         out.append(parse_tag(name[len(TAG_PREFIX) :], data, source=path))
@@ -209,7 +209,7 @@ def tags(state: TableState) -> pa.Table:
 
 def branches(state: TableState) -> pa.Table:
     """The table's branches other than ``main``, by name, created when their directory was."""
-    statuses = [s for s in state.file_io.list_status(f"{state.path}/{BRANCH_DIR}") if s.is_dir]
+    statuses = [s for s in state.store.file_io.list_status(f"{state.store.path}/{BRANCH_DIR}") if s.is_dir]
     rows = sorted((s.path.rstrip("/").rsplit("/", 1)[-1], s.mtime_ms) for s in statuses)
     rows = [(name[len(BRANCH_PREFIX) :], mtime) for name, mtime in rows if name.startswith(BRANCH_PREFIX)]
     return table_of(BRANCHES, {"branch_name": [n for n, _ in rows], "create_time": [local_millis(m) for _, m in rows]})
@@ -217,7 +217,7 @@ def branches(state: TableState) -> pa.Table:
 
 def consumers(state: TableState) -> pa.Table:
     """The branch's consumers and the next snapshot each will read, by id."""
-    items = sorted(ConsumerManager(state.file_io, state.metadata_path).consumers().items())
+    items = sorted(ConsumerManager(state.store.file_io, state.store.metadata_path).consumers().items())
     return table_of(CONSUMERS, {"consumer_id": [k for k, _ in items], "next_snapshot_id": [v for _, v in items]})
 
 
@@ -226,9 +226,9 @@ def statistics(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     snapshot = state.resolve(travel)
     if snapshot is None or not snapshot.statistics:
         return STATISTICS.empty_table()
-    path = f"{state.path}/statistics/{snapshot.statistics}"
+    path = f"{state.store.path}/statistics/{snapshot.statistics}"
     try:
-        doc = json.loads(state.file_io.read_bytes(path))
+        doc = json.loads(state.store.file_io.read_bytes(path))
     except FileNotFoundError as exc:
         raise CorruptMetadataError(path, "statistics file is missing") from exc
     except ValueError as exc:

@@ -34,14 +34,14 @@ def audit_log(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """The snapshot's rows as a batch read merges them, with the merged row's kind (``+I``,
     ``+U``, ``-U``, ``-D``): keys whose newest version is a retraction are kept as ``-D``."""
     snapshot = state.resolve(travel)
-    schema = state.schema_at(snapshot)
-    schema.require_supported("read", table=state.path)
+    schema = state.store.schema_at(snapshot)
+    schema.require_supported("read", table=state.store.path)
     output = audit_log_schema(schema)
-    reader = state.split_reader(schema)
+    reader = state.store.split_reader(schema)
     reader.keep_retracts = True
     columns = schema.field_names
     parts = []
-    for split in ScanPlanner(schema, state.manifests).plan(snapshot):
+    for split in ScanPlanner(schema, state.store.manifest_store).plan(snapshot):
         for piece in reader.pieces(split):
             rows = reader.read_piece(piece, columns, None)
             if VALUE_KIND in rows.column_names:
@@ -56,7 +56,7 @@ def audit_log(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
 def binlog(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """``audit_log`` with every column a one-element array (a batch read packs no pairs)."""
     rows = audit_log(state, travel)
-    schema = state.schema_at(state.resolve(travel))
+    schema = state.store.schema_at(state.resolve(travel))
     output = binlog_schema(schema)
     columns = [rows.column(0)]
     for field in output.remove(0):
@@ -71,12 +71,12 @@ def read_optimized(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     read without merging, so rows not yet compacted there are missing); every row of an append
     table."""
     snapshot = state.resolve(travel)
-    schema = state.schema_at(snapshot)
-    schema.require_supported("read", table=state.path)
+    schema = state.store.schema_at(snapshot)
+    schema.require_supported("read", table=state.store.path)
     top = schema.core_options().num_levels - 1
     levels = Levels(low=top, high=top) if schema.primary_keys else None
-    splits = ScanPlanner(schema, state.manifests).plan(snapshot, levels=levels)
-    return state.split_reader(schema).read_all(splits, schema.field_names, None, schema.arrow_schema())
+    splits = ScanPlanner(schema, state.store.manifest_store).plan(snapshot, levels=levels)
+    return state.store.split_reader(schema).read_all(splits, schema.field_names, None, schema.arrow_schema())
 
 
 def row_tracking_schema(schema: TableSchema) -> pa.Schema:
@@ -87,13 +87,13 @@ def row_tracking(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """Paimon's ``$row_tracking``: a row-tracking table's rows with ``_ROW_ID`` and
     ``_SEQUENCE_NUMBER``. Raises ``UnsupportedTableError`` for other tables, as Paimon refuses them."""
     snapshot = state.resolve(travel)
-    schema = state.schema_at(snapshot)
+    schema = state.store.schema_at(snapshot)
     if not schema.core_options().row_tracking or schema.primary_keys:
         raise UnsupportedTableError(
-            f"table {state.identifier} has no row tracking (row-tracking.enabled on an append table): no $row_tracking",
+            f"table {state.store.identifier} has no row tracking (row-tracking.enabled on an append table): no $row_tracking",
             options=("row-tracking.enabled",),
         )
-    schema.require_supported("read", table=state.path)
+    schema.require_supported("read", table=state.store.path)
     output = row_tracking_schema(schema)
-    splits = ScanPlanner(schema, state.manifests).plan(snapshot)
-    return state.split_reader(schema).read_all(splits, output.names, None, output)
+    splits = ScanPlanner(schema, state.store.manifest_store).plan(snapshot)
+    return state.store.split_reader(schema).read_all(splits, output.names, None, output)

@@ -22,11 +22,7 @@ import pyarrow as pa
 from lakestore.format.arrow_ops import from_pylist
 from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
-from lakestore.io.fileio import FileIO
-from lakestore.meta.manifest import ManifestStore
-from lakestore.meta.schema import SchemaManager, TableSchema
-from lakestore.meta.snapshot import Snapshot, SnapshotManager
-from lakestore.read.split_read import SplitReader
+from lakestore.meta.snapshot import Snapshot
 from lakestore.store import FileStore
 
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -55,53 +51,6 @@ class TableState:
     store: FileStore
     # the snapshot a read names (the table's own time travel: ids, tags, its scan.* options)
     resolve: Callable[[TimeTravel], Snapshot | None]
-
-    @property
-    def identifier(self) -> str:
-        """``"db.t"`` (the branch is ``branch``)."""
-        return self.store.identifier
-
-    @property
-    def path(self) -> str:
-        """The table directory (data files, manifests; shared by branches)."""
-        return self.store.path
-
-    @property
-    def metadata_path(self) -> str:
-        """This branch's snapshots, schemas, tags, consumers."""
-        return self.store.metadata_path
-
-    @property
-    def branch(self) -> str:
-        return self.store.branch
-
-    @property
-    def file_io(self) -> FileIO:
-        return self.store.file_io
-
-    @property
-    def schema(self) -> TableSchema:
-        return self.store.schema
-
-    @property
-    def schema_manager(self) -> SchemaManager:
-        return self.store.schema_manager
-
-    @property
-    def snapshot_manager(self) -> SnapshotManager:
-        return self.store.snapshot_manager
-
-    @property
-    def manifests(self) -> ManifestStore:
-        return self.store.manifest_store
-
-    def split_reader(self, schema: TableSchema) -> SplitReader:
-        """A split reader of the table at ``schema`` (merge-on-read as the table's batch reads)."""
-        return self.store.split_reader(schema)
-
-    def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
-        """The schema a read of ``snapshot`` sees."""
-        return self.store.schema_at(snapshot)
 
 
 # -- time -----------------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ class SystemTables:
         kind = SYSTEM_TABLES.get(name.lower())
         if kind is None:
             raise TableNotFoundError(f"unknown system table {name!r} (known: {', '.join(SYSTEM_TABLES)})")
-        return kind.schema(self._state.schema)
+        return kind.schema(self._state.store.schema)
 
     def snapshots(self) -> pa.Table:
         """Every retained snapshot: id, schema, commit user/identifier/kind/time, manifest lists, counts."""
@@ -229,11 +229,11 @@ class SystemTable:
         self._state = state
         self._tables = SystemTables(state)
         self.name = name
-        branch = "" if state.branch == MAIN_BRANCH else f"{SYSTEM_SEPARATOR}{BRANCH_PREFIX}{state.branch}"
-        self.identifier = f"{state.identifier}{branch}{SYSTEM_SEPARATOR}{name}"
-        self.path = state.path
-        self.branch = state.branch
-        self.file_io = state.file_io
+        branch = "" if state.store.branch == MAIN_BRANCH else f"{SYSTEM_SEPARATOR}{BRANCH_PREFIX}{state.store.branch}"
+        self.identifier = f"{state.store.identifier}{branch}{SYSTEM_SEPARATOR}{name}"
+        self.path = state.store.path
+        self.branch = state.store.branch
+        self.file_io = state.store.file_io
 
     def __repr__(self) -> str:
         return f"SystemTable({self.identifier!r})"
