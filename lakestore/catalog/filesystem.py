@@ -242,21 +242,20 @@ class Catalog:
 
     def get_table(self, identifier: str) -> Table:
         """Open a table: ``"db.t"``, or ``"db.t$branch_<name>"`` for one of its branches (Paimon's
-        notation). ``"db.t$files"`` / ``"db.t$branch_<name>$files"`` name a system table: use
-        ``get_system_table`` (typed) or ``Table.inspect``; this returns it too (a read-only
-        ``lakestore.system.SystemTable``).
+        notation). A system table (``"db.t$files"``) is not a ``Table``: open it with
+        ``get_system_table`` or read it with ``table.inspect.files()``.
 
         Args:
-            identifier: ``"database.table"``, with an optional ``$branch_<name>`` and/or
-                ``$<system table>`` suffix.
+            identifier: ``"database.table"``, with an optional ``$branch_<name>`` suffix.
 
         Returns:
             The table at its latest schema.
 
         Raises:
-            TableNotFoundError: the table (or branch, or system table) does not exist.
+            TableNotFoundError: the table (or branch) does not exist.
             DatabaseNotFoundError: the database does not exist.
-            InvalidIdentifierError: a malformed identifier or branch name.
+            InvalidIdentifierError: a malformed identifier or branch name, or one naming a system
+                table (the message says to use ``get_system_table``).
 
         Example::
 
@@ -265,7 +264,10 @@ class Catalog:
         """
         data_identifier, system = split_system_table(identifier)
         if system is not None:
-            return cast(Table, self.get_system_table(identifier))
+            raise InvalidIdentifierError(
+                f"{identifier!r} names the system table {system!r}, which is read-only: open it with"
+                f" catalog.get_system_table({identifier!r}) or read it with table.inspect.{system}()"
+            )
         base, branch = split_branch(data_identifier)
         database, _ = parse_identifier(base)
         self._require_database(database)

@@ -1,6 +1,6 @@
 """Paimon's system tables (``db.t$snapshots``, ``$files``, ``$audit_log``, ...): a table's
 metadata and rows as Arrow tables with Paimon 2.0.0's columns. ``Table.inspect`` and
-``Catalog.get_table("db.t$files")`` reach them; this package takes the table's parts
+``Catalog.get_system_table("db.t$files")`` reach them; this package takes the table's parts
 (``TableState``), never the table itself."""
 
 from lakestore.system.source import TableState, TimeTravel

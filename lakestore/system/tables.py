@@ -222,7 +222,7 @@ _REFUSED = (
 
 
 class SystemTable:
-    """A system table (``catalog.get_table("db.t$files")``): read-only; ``to_arrow()`` reads it,
+    """A system table (``catalog.get_system_table("db.t$files")``): read-only; ``to_arrow()`` reads it,
     ``schema`` gives its columns. Writing and maintenance methods raise ``UnsupportedTableError``."""
 
     def __init__(self, state: TableState, name: str) -> None:

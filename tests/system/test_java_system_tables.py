@@ -167,7 +167,7 @@ def _comparable(name: str, table: pa.Table) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("name", NAMES)
 def test_system_table_equals_java(java, warehouse, identifier, name):
     catalog = lakestore.Catalog(str(warehouse))
-    ours = catalog.get_table(f"{identifier}${name}").to_arrow()
+    ours = catalog.get_system_table(f"{identifier}${name}").to_arrow()
     theirs = java.read(warehouse, f"{identifier}${name}")
     assert ours.schema == theirs.schema
     assert _comparable(name, ours) == _comparable(name, theirs)
@@ -189,12 +189,12 @@ def test_time_travel_equals_java(java, warehouse, name):
 
 def test_row_tracking_equals_java(java, warehouse):
     catalog = lakestore.Catalog(str(warehouse))
-    ours = catalog.get_table("db.rt$row_tracking").to_arrow()
+    ours = catalog.get_system_table("db.rt$row_tracking").to_arrow()
     theirs = java.read(warehouse, "db.rt$row_tracking")
     assert ours.schema == theirs.schema
     assert _comparable("row_tracking", ours) == _comparable("row_tracking", theirs)
     assert sorted(ours.column("_ROW_ID").to_pylist()) == [0, 1, 2]
     with pytest.raises(UnsupportedTableError, match="row-tracking"):
-        catalog.get_table("db.pk$row_tracking").to_arrow()
+        catalog.get_system_table("db.pk$row_tracking").to_arrow()
     with pytest.raises(Exception, match="(?i)row.tracking"):
         java.read(warehouse, "db.pk$row_tracking")

@@ -155,9 +155,9 @@ def test_tags_branches_consumers_options_schemas(catalog, table):
     assert [f["name"] for f in json.loads(schemas[1]["fields"])] == ["dt", "id", "v", "w"]
     assert json.loads(schemas[0]["primary_keys"]) == ["dt", "id"] and schemas[0]["comment"] is None
     # the branch's own system tables
-    dev = catalog.get_table("db.t$branch_dev$snapshots").to_arrow()
+    dev = catalog.get_system_table("db.t$branch_dev$snapshots").to_arrow()
     assert dev.column("snapshot_id").to_pylist() == [1]
-    assert catalog.get_table("db.t$branch_dev$tags").to_arrow().column("tag_name").to_pylist() == ["t1"]
+    assert catalog.get_system_table("db.t$branch_dev$tags").to_arrow().column("tag_name").to_pylist() == ["t1"]
 
 
 def test_index_files_of_a_dynamic_bucket_table(catalog):
@@ -171,17 +171,22 @@ def test_index_files_of_a_dynamic_bucket_table(catalog):
 
 
 def test_catalog_identifiers(catalog, table):
-    snapshots = catalog.get_table("db.t$snapshots")
+    snapshots = catalog.get_system_table("db.t$snapshots")
     assert snapshots.identifier == "db.t$snapshots" and snapshots.schema == table.inspect.schema("snapshots")
     assert snapshots.to_arrow(columns=["commit_kind", "snapshot_id"]).column_names == ["commit_kind", "snapshot_id"]
-    assert catalog.get_table("db.t$FILES").to_arrow().num_rows == table.inspect.files().num_rows
+    assert catalog.get_system_table("db.t$FILES").to_arrow().num_rows == table.inspect.files().num_rows
     assert catalog.get_system_table("db.t$files").to_arrow(snapshot_id=1).equals(table.inspect.files(snapshot_id=1))
     with pytest.raises(TableNotFoundError, match="unknown system table"):
-        catalog.get_table("db.t$nope")
+        catalog.get_system_table("db.t$nope")
     with pytest.raises(TableNotFoundError):
-        catalog.get_table("db.missing$snapshots")
+        catalog.get_system_table("db.missing$snapshots")
     with pytest.raises(InvalidIdentifierError):
-        catalog.get_table("db.t$files$snapshots")
+        catalog.get_system_table("db.t$files$snapshots")
+    # a system table is not a Table: get_table says where to find it instead of returning another type
+    with pytest.raises(InvalidIdentifierError, match=r"get_system_table\('db.t\$snapshots'\)"):
+        catalog.get_table("db.t$snapshots")
+    with pytest.raises(InvalidIdentifierError, match="names no system table"):
+        catalog.get_system_table("db.t")
     with pytest.raises(SchemaMismatchError):
         snapshots.to_arrow(columns=["nope"])
     with pytest.raises(ValueError, match="reads no snapshot"):
@@ -190,7 +195,7 @@ def test_catalog_identifiers(catalog, table):
 
 
 def test_writes_to_a_system_table_are_refused_by_name(catalog, table):
-    files = catalog.get_table("db.t$files")
+    files = catalog.get_system_table("db.t$files")
     before = table.snapshot_manager.latest_id()
     for call in (
         lambda: files.write_arrow(rows("a", [9])),
