@@ -44,7 +44,7 @@ from lakestore.errors import (
     UnsupportedTableError,
     UnsupportedTypeError,
 )
-from lakestore.lifecycle import ExpireResult, OrphanResult, Tag
+from lakestore.lifecycle import ExpireResult, OrphanResult
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_info import FileInfo, IndexFileInfo
 from lakestore.meta.schema_change import (
@@ -58,6 +58,7 @@ from lakestore.meta.schema_change import (
     UpdateComment,
 )
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lakestore.meta.tag import Tag
 from lakestore.read.changes import StreamScan
 from lakestore.read.predicate import Predicate, col
 from lakestore.read.scan import Split

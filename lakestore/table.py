@@ -29,8 +29,7 @@ from lakestore.lifecycle.incremental import Bounds, Incremental, IncrementalRead
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
 from lakestore.lifecycle.rollback import rollback_to
-from lakestore.lifecycle.tags import Tag, TagManager
-from lakestore.lifecycle.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
+from lakestore.lifecycle.tags import TagManager
 from lakestore.meta.branch import MAIN_BRANCH, branch_names
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
@@ -41,11 +40,13 @@ from lakestore.meta.options import CoreOptions
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from lakestore.meta.tag import Tag
 from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
+from lakestore.read.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
 from lakestore.scan import ScanArgs, ScanSpec, TableScan, scan_spec
 from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState

@@ -1,4 +1,4 @@
-"""Table lifecycle: snapshot expiration, orphan cleanup, tags, rollback, time travel."""
+"""Table lifecycle: snapshot expiration, orphan cleanup, tags, rollback."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from lakestore.lifecycle.expire import ExpireResult, expire_snapshots, should_ex
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions, partition_check_due
 from lakestore.lifecycle.rollback import rollback_to
-from lakestore.lifecycle.tags import Tag, TagManager, auto_create_tags
-from lakestore.lifecycle.time_travel import resolve, snapshot_at
+from lakestore.lifecycle.tags import TagManager, auto_create_tags
 
 if TYPE_CHECKING:
     from lakestore.store import FileStore
@@ -19,16 +18,13 @@ __all__ = [
     "ExpireResult",
     "OrphanResult",
     "PartitionCheckClock",
-    "Tag",
     "TagManager",
     "after_commit",
     "auto_create_tags",
     "expire_partitions",
     "expire_snapshots",
     "remove_orphan_files",
-    "resolve",
     "rollback_to",
-    "snapshot_at",
 ]
 
 

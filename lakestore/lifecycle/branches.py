@@ -14,7 +14,6 @@ from typing import Any
 
 from lakestore.errors import BranchError, SnapshotNotFoundError, TagNotFoundError
 from lakestore.lifecycle.tags import TagManager
-from lakestore.lifecycle.time_travel import resolve, snapshot_at
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root, validate_branch_name
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.schema import SchemaManager, TableSchema
@@ -22,6 +21,7 @@ from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
+from lakestore.read.time_travel import resolve, snapshot_at
 from lakestore.store import FileStore
 
 

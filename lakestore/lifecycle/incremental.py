@@ -33,13 +33,12 @@ from lakestore.errors import SnapshotNotFoundError, TagNotFoundError, Unsupporte
 from lakestore.format.arrow_ops import as_numpy, from_pylist, indices
 from lakestore.format.binary_row import decode_row
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
-from lakestore.lifecycle.tags import TagManager
-from lakestore.lifecycle.time_travel import only_scan_bucket, scan_bucket, snapshot_at
 from lakestore.meta.file_scan import read_entries
 from lakestore.meta.manifest import ADD
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import ScanPlanner, Split, raw_convertible
+from lakestore.read.time_travel import only_scan_bucket, scan_bucket, snapshot_at, tag_reader
 
 if TYPE_CHECKING:
     from lakestore.meta.schema import TableSchema
@@ -145,7 +144,7 @@ class IncrementalRead:
 
     def _tag(self, name: str) -> Snapshot | None:
         try:
-            return TagManager(self.table).get(name).snapshot
+            return tag_reader(self.table).get(name).snapshot
         except (TagNotFoundError, ValueError):
             return None
 

@@ -1,9 +1,7 @@
-"""Tags (``tag/tag-<name>``): a snapshot's JSON plus ``tagCreateTime`` and ``tagTimeRetained``.
+"""Writing tags: create, rename and delete them (``lakestore.meta.tag`` reads them), Paimon's
+automatic tags and tag retention, and what the tags and snapshots of every branch keep alive.
 
-The file format is Paimon's (Java ``Tag``): ``tagCreateTime`` is a ``LocalDateTime`` in Jackson's
-array form ``[y, mo, d, h, mi(, s(, ns))]`` (trailing zeros omitted), ``tagTimeRetained`` a
-``Duration`` as decimal seconds. A tag keeps its snapshot's files alive after the snapshot
-expires; a tag is created with ``try_publish``, so two creators of one name cannot both win.
+A tag is created with ``try_publish``, so two creators of one name cannot both win.
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import json
 import re
 import weakref
 import zoneinfo
@@ -20,126 +17,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakestore.errors import (
-    CorruptMetadataError,
     InvalidTagNameError,
     OptionError,
     SnapshotNotFoundError,
     TagAlreadyExistsError,
     TagNotFoundError,
 )
-from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from lakestore.meta.tag import Tag, TagReader, tag_to_json, validate_tag_name
 
 if TYPE_CHECKING:
     from lakestore.store import FileStore
 
-TAG_PREFIX = "tag-"
-_NUMERIC = re.compile(r"^\d+$")
 
+class TagManager(TagReader):
+    """The tags of a table's branch, read and written."""
 
-@dataclass(frozen=True)
-class Tag:
-    name: str
-    snapshot: Snapshot
-    create_time: dt.datetime | None  # local time, as Paimon stores it
-    time_retained_ms: int | None
-
-    @property
-    def snapshot_id(self) -> int:
-        return self.snapshot.id
-
-    def expired(self, now: dt.datetime | None = None) -> bool:
-        if self.create_time is None or self.time_retained_ms is None:
-            return False
-        now = now or dt.datetime.now()
-        return self.create_time + dt.timedelta(milliseconds=self.time_retained_ms) < now
-
-
-def _datetime_to_array(value: dt.datetime) -> list[int]:
-    out = [value.year, value.month, value.day, value.hour, value.minute]
-    nanos = value.microsecond * 1000
-    if value.second or nanos:
-        out.append(value.second)
-        if nanos:
-            out.append(nanos)
-    return out
-
-
-def _array_to_datetime(values: Any) -> dt.datetime:
-    if isinstance(values, str):  # ISO string, as some writers emit
-        return dt.datetime.fromisoformat(values)
-    parts = [int(v) for v in values] + [0] * (7 - len(values))
-    return dt.datetime(parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6] // 1000)
-
-
-def tag_to_json(snapshot: Snapshot, create_time: dt.datetime, time_retained_ms: int | None) -> str:
-    doc = snapshot.to_dict()
-    doc["tagCreateTime"] = _datetime_to_array(create_time)
-    if time_retained_ms is not None:
-        doc["tagTimeRetained"] = time_retained_ms / 1000
-    return json.dumps(doc, indent=2)
-
-
-def validate_tag_name(name: str) -> str:
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidTagNameError("a tag name must not be blank")
-    if _NUMERIC.match(name):
-        # Paimon refuses these: ``VERSION AS OF 5`` must mean a snapshot id, not a tag.
-        raise InvalidTagNameError(f"tag name {name!r} must not be a number")
-    if "/" in name or name.startswith("."):
-        raise InvalidTagNameError(f"tag name {name!r} must not contain '/' or start with '.'")
-    return name
-
-
-def parse_tag(name: str, data: bytes, *, source: str) -> Tag:
-    """A tag file: the tagged snapshot's JSON plus Paimon's tag fields (not part of the snapshot,
-    so a rollback republishing it writes a plain snapshot)."""
-    try:
-        doc = json.loads(data)
-        if not isinstance(doc, dict):
-            raise ValueError("not a JSON object")
-        create = doc.pop("tagCreateTime", None)
-        retained = doc.pop("tagTimeRetained", None)
-        create_time = _array_to_datetime(create) if create is not None else None
-        retained_ms = round(float(retained) * 1000) if retained is not None else None
-    except (ValueError, TypeError, IndexError) as exc:
-        raise CorruptMetadataError(source, f"invalid tag: {exc}") from exc
-    return Tag(name, Snapshot.from_dict(doc, source=source), create_time, retained_ms)
-
-
-class TagManager:
     def __init__(self, table: FileStore) -> None:
+        super().__init__(table.file_io, table.metadata_path)
         self.table = table
-        self.file_io = table.file_io
-        self.tag_dir = f"{table.metadata_path}/tag"
-
-    def path(self, name: str) -> str:
-        return f"{self.tag_dir}/{TAG_PREFIX}{name}"
-
-    def exists(self, name: str) -> bool:
-        return self.file_io.exists(self.path(name))
-
-    def names(self) -> list[str]:
-        return sorted(n[len(TAG_PREFIX) :] for n in self.file_io.list_names(self.tag_dir) if n.startswith(TAG_PREFIX))
-
-    def get(self, name: str) -> Tag:
-        path = self.path(name)
-        try:
-            data = self.file_io.read_bytes(path)
-        except FileNotFoundError as exc:
-            raise TagNotFoundError(f"tag {name!r} does not exist in {self.table.path}") from exc
-        return parse_tag(name, data, source=path)
-
-    def tags(self) -> list[Tag]:
-        out = []
-        for name in self.names():
-            try:
-                out.append(self.get(name))
-            except TagNotFoundError:
-                continue  # deleted while listing
-        return sorted(out, key=lambda t: (t.snapshot_id, t.name))
 
     def create(self, name: str, snapshot_id: int | None = None, *, time_retained_ms: int | None = None) -> Tag:
         validate_tag_name(name)
@@ -446,7 +344,7 @@ def retained_references(
         manager = SnapshotManager(table.file_io, root)
         skip = excluded if root == table.metadata_path else set()
         refs.update(chain_references(files, [manager.get(i) for i in manager.list_ids() if i not in skip]))
-        for tag in _tags_under(table.file_io, f"{root}/tag"):
+        for tag in TagReader(table.file_io, root).tags():
             refs.update(_tag_references(files, tag.snapshot))
         produces_changelog = table.options.changelog_producer != "none"
         for changelog_id in manager.changelog_ids():
@@ -472,15 +370,3 @@ def _tag_references(files: TableFiles, snapshot: Snapshot) -> References:
         refs.manifests.update(m.file_name for m in files.read_list(name, tolerant=True))
         refs.changelog |= files.changelog_paths(snapshot, tolerant=True)
     return refs
-
-
-def _tags_under(file_io: FileIO, tag_dir: str) -> list[Tag]:
-    out = []
-    for name in sorted(file_io.list_names(tag_dir)):
-        if name.startswith(TAG_PREFIX):
-            path = f"{tag_dir}/{name}"
-            try:
-                out.append(parse_tag(name[len(TAG_PREFIX) :], file_io.read_bytes(path), source=path))
-            except FileNotFoundError:
-                continue  # deleted while listing
-    return out

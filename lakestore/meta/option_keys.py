@@ -377,7 +377,7 @@ _SCAN = (
 # scan.timestamp-millis, scan.timestamp, scan.watermark, scan.version, scan.mode,
 # incremental-between, incremental-between-timestamp, incremental-between-scan-mode,
 # incremental-between-tag-to-snapshot, scan.bucket, scan.file-creation-time-millis
-# (lakestore/lifecycle/time_travel.py, lakestore/lifecycle/incremental.py).
+# (lakestore/read/time_travel.py, lakestore/lifecycle/incremental.py).
 _refuse(
     _SCAN,
     "scan.creation-time-millis",

@@ -283,7 +283,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("commit.discard-duplicate-files", "false", _bool),
         OptionSpec("manifest.delete-file-drop-stats", "false", _bool),
         # batch-read options stored on the table, honoured as Paimon's batch reads honour them
-        # (lakestore/lifecycle/time_travel.py, lakestore/lifecycle/incremental.py)
+        # (lakestore/read/time_travel.py, lakestore/lifecycle/incremental.py)
         OptionSpec("scan.snapshot-id", None, _positive_int),
         OptionSpec("scan.tag-name", None, str),
         OptionSpec("scan.timestamp-millis", None, _int),
@@ -303,7 +303,7 @@ _SPECS: dict[str, OptionSpec] = {
                 "from-snapshot-full",
                 "incremental",
                 "from-file-creation-time",
-                "compacted-full",  # refused by reads (lifecycle/time_travel.py)
+                "compacted-full",  # refused by reads (read/time_travel.py)
                 "from-creation-timestamp",
             ),
         ),

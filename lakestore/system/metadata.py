@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.errors import CorruptMetadataError
-from lakestore.lifecycle.tags import TAG_PREFIX, Tag, parse_tag
 from lakestore.meta.branch import BRANCH_DIR, BRANCH_PREFIX
 from lakestore.meta.consumer import ConsumerManager
+from lakestore.meta.tag import Tag, TagReader
 from lakestore.system.source import LATEST, TableState, TimeTravel, java_duration, local_millis, naive_millis, table_of
 
 _TS = pa.timestamp("ms")  # Paimon's TIMESTAMP(3): local wall-clock time
@@ -178,16 +178,7 @@ def aggregation_fields(state: TableState) -> pa.Table:
 
 def tag_list(state: TableState) -> list[Tag]:
     """The branch's tags, by name."""
-    tag_dir = f"{state.store.metadata_path}/tag"
-    out = []
-    for name in sorted(n for n in state.store.file_io.list_names(tag_dir) if n.startswith(TAG_PREFIX)):
-        path = f"{tag_dir}/{name}"
-        try:
-            data = state.store.file_io.read_bytes(path)
-        except FileNotFoundError:  # deleted since listed
-            continue
-        out.append(parse_tag(name[len(TAG_PREFIX) :], data, source=path))
-    return out
+    return sorted(TagReader(state.store.file_io, state.store.metadata_path).tags(), key=lambda t: t.name)
 
 
 def tags(state: TableState) -> pa.Table:

@@ -1,5 +1,5 @@
 """pypaimon reads lakestore's tags, rolled-back and evolved tables, and lakestore reads
-pypaimon-evolved tables."""
+pypaimon-evolved tables (time travel by timestamp: tests/read/test_time_travel.py)."""
 
 from __future__ import annotations
 
@@ -48,13 +48,6 @@ def test_pypaimon_reads_rolled_back_table(catalog):
     t.write_arrow(batch("z", [9], 9.0))
     assert rows(oracle_read(t.path)) == rows(t.to_arrow())
     assert rows(oracle_read(t.path, tag="v1")) == expect
-
-
-def test_pypaimon_time_travels_by_timestamp(catalog):
-    t = catalog.create_table("db.t", schema=SCHEMA, options={"bucket": "-1"})
-    s1 = t.write_arrow(batch("a", [1], 1.0))
-    t.write_arrow(batch("a", [2], 2.0))
-    assert rows(oracle_read(t.path, timestamp_millis=s1.time_millis)) == rows(t.to_arrow(timestamp_ms=s1.time_millis)) == [("a", 1, 1.0)]
 
 
 def test_pypaimon_reads_lakestore_evolved_table(catalog):

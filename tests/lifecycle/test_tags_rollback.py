@@ -59,19 +59,6 @@ def test_expired_tags_are_removed_by_expire(catalog):
     assert [x.name for x in t.tags()] == ["forever"]
 
 
-def test_time_travel_by_timestamp(catalog):
-    t = _table(catalog)
-    s1 = t.write_arrow(batch("a", [1], 1.0))
-    time.sleep(0.01)
-    s2 = t.write_arrow(batch("a", [2], 2.0))
-    assert rows(t.to_arrow(timestamp_ms=s1.time_millis)) == [("a", 1, 1.0)]
-    assert rows(t.to_arrow(timestamp_ms=s2.time_millis + 5)) == [("a", 1, 1.0), ("a", 2, 2.0)]
-    with pytest.raises(SnapshotNotFoundError):
-        t.to_arrow(timestamp_ms=s1.time_millis - 1)
-    with pytest.raises(ValueError):
-        t.to_arrow(tag="x", snapshot_id=1)
-
-
 def test_rollback_to_snapshot_removes_later_snapshots_tags_and_files(catalog):
     t = _table(catalog)
     t.write_arrow(batch("a", range(3), 1.0))

@@ -1,5 +1,6 @@
-"""Time travel, tags and rollback by watermark (Paimon's ``scan.watermark``: the first snapshot
-whose watermark reached the given one; rollback: the last snapshot at or before it)."""
+"""Tags and rollback by watermark: a tag takes the first snapshot whose watermark reached the
+given one (as Paimon's ``scan.watermark``), a rollback the last snapshot at or before it. Reads
+at a watermark are in tests/read/test_time_travel.py."""
 
 from __future__ import annotations
 
@@ -25,17 +26,6 @@ def table(tmp_path):
 
 def ids(table: pa.Table) -> list[int]:
     return sorted(table["id"].to_pylist())
-
-
-def test_read_at_a_watermark_takes_the_first_snapshot_that_reached_it(table):
-    assert [s.watermark for s in table.snapshots()] == [None, 100, 200, 300]
-    assert ids(table.to_arrow(watermark=100)) == [1, 2]
-    assert ids(table.to_arrow(watermark=150)) == [1, 2, 3]
-    assert ids(table.to_arrow(watermark=300)) == [1, 2, 3, 4]
-    with pytest.raises(SnapshotNotFoundError, match="watermark"):
-        table.to_arrow(watermark=301)
-    with pytest.raises(ValueError, match="at most one"):
-        table.to_arrow(watermark=100, snapshot_id=2)
 
 
 def test_tag_and_rollback_by_watermark(table):

@@ -1,23 +1,50 @@
-"""Time travel: the snapshot a read sees for a snapshot id, a tag name or a timestamp
-(Paimon's ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis``)."""
+"""Time travel: the snapshot a read sees for a snapshot id, a tag name, a timestamp or a watermark
+(Paimon's ``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis`` /
+``scan.watermark``), the batch read a table's ``scan.*`` options ask for, and ``scan.bucket``.
+
+These read a branch's snapshots and tags only: they take any ``TableVersions`` (a ``FileStore``
+is one)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakestore.errors import SnapshotNotFoundError, UnsupportedTableError
-from lakestore.lifecycle.tags import TagManager
-from lakestore.meta.snapshot import Snapshot
+from lakestore.io.fileio import FileIO
+from lakestore.meta.snapshot import Snapshot, SnapshotManager
+from lakestore.meta.tag import TagReader
 
 if TYPE_CHECKING:
     from lakestore.read.scan import Split
-    from lakestore.store import FileStore
 
 
-def snapshot_at(table: FileStore, timestamp_ms: int) -> Snapshot:
+class TableVersions(Protocol):
+    """The versions of one branch of a table that time travel chooses among: ``path`` is the
+    table directory (named in errors), ``metadata_path`` the branch's directory holding its
+    snapshots (``snapshot_manager``) and tags."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def file_io(self) -> FileIO: ...
+
+    @property
+    def metadata_path(self) -> str: ...
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager: ...
+
+
+def tag_reader(table: TableVersions) -> TagReader:
+    """The branch's tags."""
+    return TagReader(table.file_io, table.metadata_path)
+
+
+def snapshot_at(table: TableVersions, timestamp_ms: int) -> Snapshot:
     """The latest snapshot committed at or before ``timestamp_ms`` (binary search over ids:
     commit times grow with ids)."""
     manager = table.snapshot_manager
@@ -41,7 +68,7 @@ def snapshot_at(table: FileStore, timestamp_ms: int) -> Snapshot:
 _NO_WATERMARK = -9223372036854775808
 
 
-def snapshot_at_watermark(table: FileStore, watermark: int, *, at_or_before: bool = False) -> Snapshot:
+def snapshot_at_watermark(table: TableVersions, watermark: int, *, at_or_before: bool = False) -> Snapshot:
     """The first snapshot whose watermark is at or after ``watermark`` (Paimon's
     ``scan.watermark``), or with ``at_or_before`` the last one at or before it (its
     rollback-to-watermark). Snapshots without a watermark never match."""
@@ -59,7 +86,7 @@ def snapshot_at_watermark(table: FileStore, watermark: int, *, at_or_before: boo
 
 
 def resolve(
-    table: FileStore,
+    table: TableVersions,
     *,
     snapshot_id: int | None = None,
     tag: str | None = None,
@@ -72,12 +99,12 @@ def resolve(
     if watermark is not None:
         return snapshot_at_watermark(table, watermark)
     if tag is not None:
-        return TagManager(table).get(tag).snapshot
+        return tag_reader(table).get(tag).snapshot
     if timestamp_ms is not None:
         return snapshot_at(table, timestamp_ms)
     if snapshot_id is not None:
         return table.snapshot_manager.get(snapshot_id)
-    return table.latest_snapshot()
+    return table.snapshot_manager.latest()
 
 
 # Paimon's ``TimeTravelUtil.SCAN_KEYS``: at most one may be set.
@@ -122,14 +149,14 @@ def _timestamp_ms(text: str) -> int:
     return int(dt.datetime.fromisoformat(str(text).strip()).timestamp() * 1000)
 
 
-def _travel_from(options: Mapping[str, Any], table: FileStore) -> dict[str, Any]:
+def _travel_from(options: Mapping[str, Any], table: TableVersions) -> dict[str, Any]:
     """``TimeTravelUtil.tryTravelToSnapshot``: ``scan.version`` read as a tag, a watermark
     (``watermark-<n>``) or a snapshot id; then the one time-travel key set."""
     keys = {k: options[k] for k in TIME_TRAVEL_KEYS if options.get(k) is not None}
     version = options.get("scan.version")
     if version is not None:
         version = str(version)
-        if TagManager(table).exists(version):
+        if tag_reader(table).exists(version):
             keys["scan.tag-name"] = version
         elif version.startswith(_WATERMARK_PREFIX):
             keys["scan.watermark"] = version[len(_WATERMARK_PREFIX) :]
@@ -153,7 +180,7 @@ def _travel_from(options: Mapping[str, Any], table: FileStore) -> dict[str, Any]
     return {"timestamp_ms": int(value)}
 
 
-def scan_from_options(table: FileStore, options: Mapping[str, Any]) -> OptionScan:
+def scan_from_options(table: TableVersions, options: Mapping[str, Any]) -> OptionScan:
     """The batch read that ``scan.*`` / ``incremental-between*`` options (of the table, or given
     for one read) ask for, as Paimon 2.0's ``CoreOptions.startupMode`` and
     ``AbstractDataTableScan.createStartingScanner`` decide it for a batch scan."""
