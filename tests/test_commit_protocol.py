@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.commit.protocol import CommitId, write_and_commit
+from lakestore.commit.protocol import CommitId, abort_unless_landed, commit_messages, find_landed, write_and_commit
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
@@ -73,3 +73,62 @@ def test_commit_ids_are_typed():
     with pytest.raises(ValueError):
         CommitId("u", "7")  # type: ignore[arg-type]
     assert CommitId("u") == CommitId("u", lakestore.BATCH_COMMIT_IDENTIFIER)
+
+
+def _messages(table: lakestore.Table, user: str, ids: list[int]) -> list[lakestore.CommitMessage]:
+    """Messages of a write made elsewhere (as a Spark task's), serialized and back."""
+    with table.new_write(commit_user=user) as write:
+        write.write_arrow(pa.table({"id": ids, "v": [str(i) for i in ids]}))
+        messages = write.prepare_commit()
+    return [lakestore.CommitMessage.from_bytes(m.to_bytes()) for m in messages]
+
+
+def test_find_landed_scopes_the_batch_identifier_to_the_write(table):
+    before = table.snapshot_manager.latest_id()
+    batch = commit_messages(table, _messages(table, "u", [1]), CommitId("u"))
+    assert batch is not None
+    assert find_landed(table, CommitId("u"), "APPEND", after_id=before) == batch
+    assert find_landed(table, CommitId("u"), "APPEND", after_id=batch.id) is None  # a later batch commit of u is another commit
+    explicit = commit_messages(table, _messages(table, "u", [2]), CommitId("u", 3))
+    assert explicit is not None
+    assert find_landed(table, CommitId("u", 3), "APPEND", after_id=explicit.id) == explicit  # an explicit identifier is one commit
+    assert find_landed(table, CommitId("u", 3), "OVERWRITE", after_id=None) is None
+
+
+def test_committing_messages_of_other_processes(table):
+    def refuse() -> None:
+        raise Boom("two tasks wrote one bucket")
+
+    with pytest.raises(Boom):
+        commit_messages(table, _messages(table, "u", [1, 2]), CommitId("u", 1), check=refuse)
+    assert table.latest_snapshot() is None and data_files(table) == set()  # refused before any attempt: deleted
+
+    with pytest.raises(Boom):
+        commit_messages(HookedTable(table, "before-publish"), _messages(table, "u", [1, 2]), CommitId("u", 1))
+    assert table.latest_snapshot() is None and data_files(table) == set()  # provably not landed: deleted
+
+    with pytest.raises(Boom):
+        commit_messages(HookedTable(table, "after-publish"), _messages(table, "u", [1, 2]), CommitId("u", 1))
+    landed = table.latest_snapshot()
+    files = data_files(table)
+    assert landed is not None and files and table.to_arrow().num_rows == 2  # may have landed: kept
+
+    rerun = _messages(table, "u", [1, 2])
+    assert data_files(table) > files
+    again = commit_messages(table, rerun, CommitId("u", 1))
+    assert again == landed and [s.id for s in table.snapshots()] == [landed.id]
+    assert data_files(table) == files  # the rerun's unused files were deleted
+
+
+def test_an_abort_from_another_process_keeps_the_files_of_a_landed_commit(table):
+    messages = _messages(table, "u", [1, 2])
+    start = table.snapshot_manager.latest_id()
+    assert commit_messages(table, messages, CommitId("u")) is not None
+    files = data_files(table)
+    assert not abort_unless_landed(table, CommitId("u"), "APPEND", messages, after_id=start)
+    assert data_files(table) == files and table.to_arrow().num_rows == 2
+
+    unlanded = _messages(table, "u", [3])
+    assert data_files(table) > files
+    assert abort_unless_landed(table, CommitId("u", 9), "APPEND", unlanded, after_id=table.snapshot_manager.latest_id())
+    assert data_files(table) == files and table.to_arrow().num_rows == 2

@@ -5,7 +5,13 @@ A commit that fails either provably did not land, and then everything its writer
 deleted, or it may have landed (its publish was attempted: the error came after the attempt, or
 the attempt's outcome is unknown), and then every file stays, because a snapshot may reference
 it; ``remove_orphan_files`` reclaims them if it did not land. A retry with the same
-:class:`CommitId` recognises its own landed commit (``TableCommit.commit``)."""
+:class:`CommitId` recognises its own landed commit (``TableCommit.commit``).
+
+Messages written by other processes (Spark tasks) are committed with :func:`commit_messages`. A
+process that aborts such a commit without knowing whether it was attempted (Spark calls a
+writer's ``abort`` in another process after its ``commit`` failed) asks the snapshots:
+:func:`abort_unless_landed` deletes the files only when the commit did not land, and
+:func:`find_landed` is how a rerun recognises its landed commit."""
 
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from typing import Protocol
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.meta.commit_message import CommitMessage
-from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lakestore.meta.kinds import CommitKind
+from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.write.table_write import TableWrite
 
 
@@ -106,3 +113,84 @@ def write_and_commit(
         if snapshot is not None and snapshot.id in committer.recognised:
             write.abort()  # an earlier commit of this CommitId landed; no snapshot names this write's files
         return snapshot
+
+
+class CommitTarget(Protocol):
+    """What commits messages and knows which commits landed (``lakestore.Table``, its ``FileStore``)."""
+
+    @property
+    def snapshot_manager(self) -> SnapshotManager: ...
+
+    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit: ...
+
+
+def commit_kind(overwrite: Overwrite) -> CommitKind:
+    """The kind of snapshot a write with ``overwrite`` lands as: OVERWRITE or APPEND."""
+    return "APPEND" if overwrite is None or overwrite is False else "OVERWRITE"
+
+
+def find_landed(target: CommitTarget, commit_id: CommitId, kind: CommitKind, *, after_id: int | None) -> Snapshot | None:
+    """The ``kind`` snapshot ``commit_id`` landed as, None if it has not landed.
+
+    An explicit identifier names one commit: every retained snapshot is searched. The batch
+    identifier (``BATCH_COMMIT_IDENTIFIER``) is shared by all batch commits of a user, so only
+    the snapshots after ``after_id`` (the latest snapshot id when the write began) are.
+    """
+    scope = after_id if commit_id.identifier == BATCH_COMMIT_IDENTIFIER else None
+    return target.snapshot_manager.find_committed(commit_id.user, commit_id.identifier, kind, after_id=scope)
+
+
+def commit_messages(
+    target: CommitTarget,
+    messages: Sequence[CommitMessage],
+    commit_id: CommitId,
+    *,
+    check: Callable[[], None] | None = None,
+    overwrite: Overwrite = None,
+    commit_empty: bool = False,
+) -> Snapshot | None:
+    """Commit ``messages`` written by other processes (tasks) as ``commit_id``; returns the last
+    snapshot created or recognised (None: nothing to commit).
+
+    ``check`` runs first: if it raises, the messages' files are deleted (nothing was attempted).
+    A failed commit deletes them only if it provably did not land (``commit_or_abort``). When
+    ``commit_id`` had landed already (a rerun), nothing is committed and these messages' files,
+    which no snapshot names, are deleted.
+
+    Raises:
+        CommitConflictError: the commit conflicts with one that landed first.
+        CommitRetriesExhaustedError: concurrent commits kept winning the race.
+    """
+    committer = target.new_commit(commit_user=commit_id.user)
+    if check is not None:
+        try:
+            check()
+        except BaseException:
+            committer.abort(messages)
+            raise
+    if not messages and not commit_empty:
+        return None
+    snapshot = commit_or_abort(
+        committer,
+        messages,
+        identifier=commit_id.identifier,
+        abort=lambda: committer.abort(messages),
+        overwrite=None if overwrite is False else overwrite,
+    )
+    if snapshot is not None and snapshot.id in committer.recognised:
+        committer.abort(messages)  # an earlier commit of this CommitId landed; no snapshot names these files
+    return snapshot
+
+
+def abort_unless_landed(
+    target: CommitTarget, commit_id: CommitId, kind: CommitKind, messages: Sequence[CommitMessage], *, after_id: int | None
+) -> bool:
+    """Abort ``commit_id``'s ``messages`` from a process that cannot know whether their commit was
+    attempted: delete their files unless the commit landed (``find_landed``), when every file
+    stays (a snapshot references them; what it does not is for ``remove_orphan_files``).
+    Returns whether the files were deleted."""
+    if find_landed(target, commit_id, kind, after_id=after_id) is not None:
+        return False
+    if messages:
+        target.new_commit(commit_user=commit_id.user).abort(messages)
+    return True

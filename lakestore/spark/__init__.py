@@ -11,8 +11,9 @@ compact(spark, table, full=True)              # one COMPACT snapshot
 """
 
 from lakestore.spark.compact import compact
-from lakestore.spark.datasource import PaimonDataSource, bucket_column, distribute, read_dataframe, register, write_dataframe
+from lakestore.spark.dataframe import bucket_column, distribute, read_dataframe, write_dataframe
 from lakestore.spark.session import create_spark_session, spark_settings
+from lakestore.spark.source import PaimonDataSource, register
 from lakestore.spark.types import spark_schema, spark_type
 
 __all__ = [

@@ -15,11 +15,13 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
+from lakestore.commit.protocol import CommitId, commit_messages
 from lakestore.compact import compact_bucket, select_buckets
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
-from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from lakestore.spark.source import commit_once, maybe_fail, typed_errors
+from lakestore.meta.snapshot import Snapshot
+from lakestore.spark.options import typed_errors
+from lakestore.spark.tasks import maybe_fail
 from lakestore.table import Table
 
 MESSAGE_COLUMN = "message"
@@ -71,5 +73,5 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, table.file_io, snapshot.id, targets, full), MESSAGE_SCHEMA))
     if not messages:
         return []
-    user = f"compact-{uuid.uuid4()}"
-    return commit_once(table, messages, commit_user=user, commit_identifier=BATCH_COMMIT_IDENTIFIER, kind="COMPACT", overwrite=None)
+    snapshot = commit_messages(table, messages, CommitId(f"compact-{uuid.uuid4()}"))  # files deleted only if it provably did not land
+    return [] if snapshot is None else [snapshot]

@@ -14,7 +14,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from lakestore.spark.datasource import register
+from lakestore.spark.source import register
 
 # Arrow's memory access on Java 17 needs these modules opened (Spark's launcher adds most of them
 # for the driver, but executors started by a cluster manager and older launchers do not).

@@ -29,19 +29,20 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStream
 from pyspark.sql.types import StructType
 
 from lakestore import errors
+from lakestore.commit.protocol import CommitId
 from lakestore.meta.consumer import ConsumerManager
-from lakestore.meta.kinds import CommitKind
-from lakestore.spark.source import (
-    PaimonCommitMessage,
-    _int_option,
-    abort_tasks,
-    check_single_writer,
-    commit_once,
+from lakestore.spark.options import (
+    COMMIT_USER,
+    CONSUMER_ID,
+    MAX_SNAPSHOTS_PER_TRIGGER,
+    READ_CHANGELOG,
+    SNAPSHOT_ID,
+    START,
+    int_option,
     open_table,
-    task_messages,
-    write_overwrite,
-    write_task,
+    overwrite_of,
 )
+from lakestore.spark.tasks import PaimonCommitMessage, abort_tasks, commit_tasks, write_task
 from lakestore.spark.types import spark_arrow_schema, to_spark_arrow
 from lakestore.table import Table
 
@@ -50,7 +51,8 @@ _BATCH_ROWS = 65536
 
 
 def changelog_requested(options: Mapping[str, str]) -> bool:
-    return str(options.get("read.changelog", "false")).lower() == "true"
+    """Whether a stream read asks for its changes with their row kinds (``read.changelog``)."""
+    return str(options.get(READ_CHANGELOG, "false")).lower() == "true"
 
 
 class PaimonStreamReader(DataSourceStreamReader):
@@ -66,10 +68,10 @@ class PaimonStreamReader(DataSourceStreamReader):
     def initialOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's name
         table = self._table()
         latest = table.snapshot_manager.latest_id() or 0
-        consumer = self.options.get("consumer-id")
+        consumer = self.options.get(CONSUMER_ID)
         stored = ConsumerManager(table.file_io, table.metadata_path).next_snapshot(consumer) if consumer else None
-        snapshot_id = _int_option(self.options, "snapshot-id")
-        start = str(self.options.get("start", "full"))
+        snapshot_id = int_option(self.options, SNAPSHOT_ID)
+        start = str(self.options.get(START, "full"))
         if stored is not None:
             return {"snapshot": stored - 1}
         if snapshot_id is not None:
@@ -82,7 +84,7 @@ class PaimonStreamReader(DataSourceStreamReader):
 
     def latestOffset(self, start: dict[str, int] | None = None, limit: Any = None) -> dict[str, int]:  # noqa: N802 - Spark's name
         latest = self._table().snapshot_manager.latest_id() or 0
-        cap = _int_option(self.options, "max-snapshots-per-trigger")
+        cap = int_option(self.options, MAX_SNAPSHOTS_PER_TRIGGER)
         if cap is not None and start is not None:
             latest = min(latest, start["snapshot"] + max(1, cap))
         return {"snapshot": latest}
@@ -111,47 +113,37 @@ class PaimonStreamReader(DataSourceStreamReader):
         # Spark confirms a batch's offsets lazily (when it plans the next batch), so a consumer's
         # stored position may lag the last batch of a stopped query: a new query with that
         # consumer id may see that batch again; a restart from the checkpoint resumes exactly.
-        consumer = self.options.get("consumer-id")
+        consumer = self.options.get(CONSUMER_ID)
         if consumer:
             table = self._table()
             ConsumerManager(table.file_io, table.metadata_path).record(consumer, end["snapshot"] + 1)
 
 
 class PaimonStreamWriter(DataSourceStreamArrowWriter):
+    """Each micro-batch is one commit as ``CommitId(commit-user, batch id)``: its tasks write
+    (``write_task``), the driver commits them (``commit_tasks``: a replayed batch whose commit
+    landed commits nothing and deletes the replay's files), and Spark's abort deletes them
+    unless the batch's commit landed (``abort_tasks``)."""
+
     def __init__(self, options: Mapping[str, str], overwrite: bool) -> None:
         self.options = dict(options)
-        user = self.options.get("commit-user")
+        user = self.options.get(COMMIT_USER)
         if not user:
             raise errors.OptionError(
                 "writeStream.format('paimon') needs .option('commit-user', ...), the same on every restart of the query"
                 " (with the batch id it makes each micro-batch commit exactly once)"
             )
         self.commit_user = str(user)
-        self.overwrite = write_overwrite(open_table(self.options), self.options, overwrite)
+        self.overwrite = overwrite_of(open_table(self.options), self.options, overwrite)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
         return write_task(open_table(self.options), iterator, self.commit_user, self.overwrite)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
-        table = open_table(self.options)
-        kind: CommitKind = "APPEND" if self.overwrite is None else "OVERWRITE"
-        if table.snapshot_manager.find_committed(self.commit_user, batchId, kind, after_id=None) is not None:
-            abort_tasks(table, self.commit_user, messages)  # a replayed batch: its first run's commit landed
-            return
-        per_task = task_messages(messages)
-        try:
-            check_single_writer(table, per_task)
-        except errors.LakestoreError:
-            abort_tasks(table, self.commit_user, messages)
-            raise
-        flat = [m for task in per_task for m in task]
-        if flat or self.overwrite is not None:
-            commit_once(table, flat, commit_user=self.commit_user, commit_identifier=batchId, kind=kind, overwrite=self.overwrite)
+        commit_tasks(open_table(self.options), messages, CommitId(self.commit_user, batchId), overwrite=self.overwrite)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
-        table = open_table(self.options)
-        kind: CommitKind = "APPEND" if self.overwrite is None else "OVERWRITE"
         # The batch's commit may have landed before the commit step failed: its files are the
         # table's then (whatever this run left unreferenced is for remove_orphan_files).
-        if table.snapshot_manager.find_committed(self.commit_user, batchId, kind, after_id=None) is None:
-            abort_tasks(table, self.commit_user, messages)
+        commit_id = CommitId(self.commit_user, batchId)
+        abort_tasks(open_table(self.options), messages, commit_id, overwrite=self.overwrite, after_id=None)

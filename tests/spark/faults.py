@@ -1,5 +1,5 @@
 """Fault injection for Spark tests: ``LAKESTORE_SPARK_FAULT`` in the Python workers' environment
-(``lakestore.spark.source.maybe_fail``). Spark hands a registered data source the environment of
+(``lakestore.spark.tasks.maybe_fail``). Spark hands a registered data source the environment of
 the moment it was registered, so the source is registered again with the fault set, and again
 after."""
 
@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from lakestore.spark.datasource import PaimonDataSource
-from lakestore.spark.source import FAULT_ENV
+from lakestore.spark.source import PaimonDataSource
+from lakestore.spark.tasks import FAULT_ENV
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from lakestore.spark import create_spark_session
-from lakestore.spark.datasource import PaimonDataSource
+from lakestore.spark.source import PaimonDataSource
 from lakestore.spark.stream import PaimonStreamWriter
 
 

@@ -8,8 +8,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, Not, StringStartsWith
 
 from lakestore.spark import distribute, register
-from lakestore.spark.datasource import slot_keys
-from lakestore.spark.source import to_predicate
+from lakestore.spark.dataframe import slot_keys
+from lakestore.spark.pushdown import to_predicate
 from tests._support import assert_same_rows, data_files
 from tests.spark.test_write_read import SCHEMA, bucket_of_keys, pk_table, rows
 
@@ -167,7 +167,7 @@ def test_the_source_is_registered_once_per_session(spark, catalog):
     (Spark logs "replaced a previously registered data source" on each re-registration), and
     keep the pushdown variant a user chose."""
     from lakestore.spark import read_dataframe, write_dataframe  # noqa: PLC0415
-    from lakestore.spark.datasource import FILTER_PUSHDOWN  # noqa: PLC0415
+    from lakestore.spark.source import FILTER_PUSHDOWN  # noqa: PLC0415
 
     register(spark)
     first = _registered_source(spark)

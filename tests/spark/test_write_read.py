@@ -185,6 +185,42 @@ def test_overwrite_one_partition(spark, catalog):
         write_dataframe(spark.createDataFrame(fresh), table, overwrite={"nope": 1})
 
 
+def test_overwrite_a_partition_whose_value_holds_separators(spark, catalog):
+    """The typed partition dict reaches the writer as it is: no "k=v,k=v" string in between."""
+    schema = pa.schema([pa.field("p", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False)])
+    table = catalog.create_table("db.sep", schema=schema, partition_keys=["p"], primary_keys=["p", "id"], options={"bucket": "2"})
+    parts = ["a,b=c", "a", "b=c"]
+    data = pa.table({"p": [parts[i % 3] for i in range(90)], "id": list(range(90))}, schema=schema)
+    write_dataframe(spark.createDataFrame(data), table)
+    fresh = pa.table({"p": ["a,b=c"] * 5, "id": list(range(1000, 1005))}, schema=schema)
+    snap = write_dataframe(spark.createDataFrame(fresh), table, overwrite={"p": "a,b=c"})
+    assert snap is not None and snap.commit_kind == "OVERWRITE"
+    kept = data.filter(pc.not_equal(data["p"], "a,b=c"))
+    assert_same_rows(table.to_arrow(), pa.concat_tables([kept, fresh]), ["p", "id"])
+    assert_same_rows(read_dataframe(spark, table, filter=lakestore.col("p") == "a,b=c").toArrow(), fresh, ["p", "id"])
+    with pytest.raises(lakestore.PartitionValueError):
+        write_dataframe(spark.createDataFrame(fresh), table, overwrite=[{"p": "a,b=c"}])  # one partition per write
+
+
+def test_read_dataframe_passes_the_whole_scan(spark, catalog):
+    table = pk_table(catalog)
+    first = rows(200)
+    table.write_arrow(first)
+    table.write_arrow(rows(50, start=200))
+    assert_same_rows(read_dataframe(spark, table, snapshot_id=1).toArrow(), first, ["dt", "id"])
+    when = table.snapshot(1).time_millis
+    assert read_dataframe(spark, table, timestamp_ms=when, columns=["id"]).count() == 200
+    assert read_dataframe(spark, table, filter=lakestore.col("id") >= 200).count() == 50
+    limited = read_dataframe(spark, table, columns=["id"], limit=7)
+    assert limited.rdd.getNumPartitions() == 1 and limited.count() == 7
+    with pytest.raises(lakestore.SchemaMismatchError, match="nope"):
+        read_dataframe(spark, table, columns=["id", "nope"])
+    with pytest.raises(lakestore.TagNotFoundError):
+        read_dataframe(spark, table, tag="v9")
+    with pytest.raises(ValueError, match="at most one"):
+        read_dataframe(spark, table, tag="v1", snapshot_id=1)  # before any Spark job
+
+
 def test_overwrite_whole_table(spark, catalog):
     table = pk_table(catalog)
     write_dataframe(spark.createDataFrame(rows(300)), table)

@@ -1,9 +1,8 @@
-"""The ``paimon`` data source class, its registration, and the Python helpers built on it.
-
-``write_dataframe``/``read_dataframe`` are the same data source used with a ``Table`` object in
-hand; ``distribute`` gives a fixed-bucket table's rows one task per bucket (the bucket hash runs
-in an Arrow UDF over the bucket-key columns only, so the other columns never cross to Python
-before the write).
+"""The DataFrame helpers over the ``paimon`` source: ``write_dataframe`` and ``read_dataframe``
+use it with a ``Table`` in hand (passing the typed overwrite and scan, not their string forms),
+and ``distribute`` gives a table's rows one Spark partition per (partition, bucket) writer slot
+(the bucket hash runs in Spark SQL for fixed-width keys, else in an Arrow UDF over the partition
+and bucket keys only, so the other columns never cross to Python before the write).
 """
 
 from __future__ import annotations
@@ -17,87 +16,32 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceStreamWriter
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import StructType
 
 from lakestore import errors
 from lakestore.commit.commit import Overwrite
+from lakestore.commit.protocol import CommitId, commit_kind, find_landed
 from lakestore.format.bucket import compute_buckets
-from lakestore.meta.kinds import CommitKind
-from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.read.predicate import Predicate
+from lakestore.scan import scan_spec
 from lakestore.spark import bucket_sql
-from lakestore.spark.source import (
+from lakestore.spark.options import (
     BUCKET_COLUMN,
-    FILTER_OPTION,
+    COMMIT_IDENTIFIER,
+    COMMIT_USER,
+    MAX_PARTITIONS,
     SOURCE_NAME,
-    PaimonFilteringReader,
-    PaimonReader,
-    PaimonWriter,
-    _columns_option,
-    _read_snapshot,
-    encode_filter,
-    needs_single_writer,
-    open_table,
+    overwrite_option,
+    scan_option,
     table_options,
     typed_errors,
 )
-from lakestore.spark.stream import ROW_KIND, PaimonStreamReader, PaimonStreamWriter, changelog_requested
-from lakestore.spark.system import SystemTableReader, open_system_table, refuse_write, system_schema
-from lakestore.spark.types import spark_schema, spark_type
+from lakestore.spark.source import ensure_registered
+from lakestore.spark.tasks import needs_single_writer
+from lakestore.spark.types import spark_type
 from lakestore.table import Table
 from lakestore.write.input import conform
-
-FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
-# Session setting naming the lakestore source class registered as "paimon" in the session (the
-# data source registry is per session, as settings are).
-REGISTERED = "spark.lakestore.datasource"
-
-
-class PaimonDataSource(DataSource):
-    """``spark.read/readStream/write/writeStream.format("paimon")`` over lakestore tables."""
-
-    @classmethod
-    def name(cls) -> str:
-        return SOURCE_NAME
-
-    def schema(self) -> StructType:
-        system = open_system_table(self.options)  # "db.t$files": Paimon's system tables
-        if system is not None:
-            return system_schema(system)
-        table = open_table(self.options)
-        schema = spark_schema(table.schema_at(_read_snapshot(table, self.options)), _columns_option(self.options, table))
-        if changelog_requested(self.options):
-            schema = schema.add(T.StructField(ROW_KIND, T.StringType(), nullable=False))
-        return schema
-
-    def reader(self, schema: StructType) -> DataSourceReader:
-        if open_system_table(self.options) is not None:
-            return SystemTableReader(self.options, schema)
-        return PaimonReader(self.options, schema)
-
-    def writer(self, schema: StructType, overwrite: bool) -> PaimonWriter:
-        system = open_system_table(self.options)
-        if system is not None:
-            raise refuse_write(system)
-        return PaimonWriter(self.options, overwrite)
-
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 - Spark's name
-        return PaimonStreamReader(self.options, schema)
-
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 - Spark's name
-        return PaimonStreamWriter(self.options, overwrite)
-
-
-class PaimonPushdownDataSource(PaimonDataSource):
-    """``format("paimon")`` whose reader takes Spark's pushed filters (see ``register``)."""
-
-    def reader(self, schema: StructType) -> DataSourceReader:
-        if open_system_table(self.options) is not None:
-            return SystemTableReader(self.options, schema)
-        return PaimonFilteringReader(self.options, schema)
 
 
 def default_parallelism(spark: SparkSession) -> int:
@@ -106,31 +50,6 @@ def default_parallelism(spark: SparkSession) -> int:
     if type(spark).__module__.startswith("pyspark.sql.connect"):
         return int(spark.conf.get("spark.default.parallelism", None) or spark.conf.get("spark.sql.shuffle.partitions") or 200)
     return int(spark.sparkContext.defaultParallelism)
-
-
-def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
-    """Make ``format("paimon")`` available in this session (idempotent: a session that has this
-    variant registered already is left as it is, so Spark does not log a replaced data source).
-
-    ``filter_pushdown`` turns on Spark's filter pushdown into Python data sources (a session
-    setting), which prunes partitions, buckets and files by a query's filters. It is off by
-    default: Spark 4.3 keeps the read planned for one query's pushed filters on the relation, so a
-    DataFrame queried again without filters (``df.count()`` after ``df.where(...).count()``)
-    would return the filtered rows. Without it Spark applies every filter itself (exact, with no
-    pruning); ``read_dataframe(filter=...)`` prunes safely, the filter being part of the relation."""
-    source = PaimonPushdownDataSource if filter_pushdown else PaimonDataSource
-    spark.conf.set(FILTER_PUSHDOWN, "true" if filter_pushdown else "false")
-    if spark.conf.get(REGISTERED, None) == source.__name__:
-        return
-    spark.dataSource.register(source)
-    spark.conf.set(REGISTERED, source.__name__)
-
-
-def ensure_registered(spark: SparkSession) -> None:
-    """``register(spark)`` unless this session has one of lakestore's ``paimon`` sources already
-    (whichever ``filter_pushdown`` the user chose stays)."""
-    if spark.conf.get(REGISTERED, None) is None:
-        register(spark)
 
 
 def bucket_column(table: Table) -> Column:
@@ -269,30 +188,46 @@ def write_dataframe(
     df: DataFrame, table: Table, *, overwrite: Overwrite = None, commit_user: str | None = None, commit_identifier: int | None = None
 ) -> Snapshot | None:
     """Write ``df`` into ``table`` in one commit (``distribute`` + ``write.format("paimon")``);
-    returns the table's latest snapshot after the write, None when nothing was written.
+    returns the snapshot the commit landed as, None when nothing was written.
 
-    ``overwrite=True`` replaces the table, ``overwrite={"dt": "x"}`` one partition. A rerun with
+    ``overwrite=True`` replaces the table, ``overwrite={"dt": "x"}`` one partition (its typed
+    values reach the writer as they are: any value, ``","`` and ``"="`` included). A rerun with
     the same ``commit_user`` and ``commit_identifier`` finds the landed commit and writes nothing.
     Rows of one key reach their bucket's task in shuffle order: give the table a
     ``sequence.field`` if such duplicates must resolve deterministically.
+
+    Args:
+        df: the rows; columns matched by name and cast to the table's types.
+        table: the table written.
+        overwrite: ``True`` (the whole table) or a dict of partition values (one partition).
+        commit_user: the commit user (default: a fresh UUID).
+        commit_identifier: with ``commit_user``, makes the write idempotent.
+
+    Returns:
+        The APPEND or OVERWRITE snapshot of the commit, or None when nothing was committed.
+
+    Raises:
+        SchemaMismatchError: missing, unknown or mistyped columns (checked before any task runs).
+        PartitionValueError: ``overwrite`` names a column that is not a partition key, or a row
+            lies outside the overwritten partition.
+        OptionError: two tasks wrote one bucket of a primary-key table.
+        CommitConflictError: a concurrent commit conflicts with this one.
     """
     _check_schema(df, table)
     if overwrite is False:
         overwrite = None
     options = table_options(table)
-    if isinstance(overwrite, dict):
-        check_partition_spec(table.partition_keys, overwrite, what="overwrite")
-        options["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in overwrite.items())
-    options["commit-user"] = commit_user or str(uuid.uuid4())
-    if commit_identifier is not None and commit_identifier != BATCH_COMMIT_IDENTIFIER:
-        options["commit-identifier"] = str(commit_identifier)
+    if overwrite is not None and overwrite is not True:
+        options.update(overwrite_option(table, overwrite))  # checked once here, passed typed
+    commit_id = CommitId(commit_user or str(uuid.uuid4()), BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
+    options[COMMIT_USER] = commit_id.user
+    if commit_id.identifier != BATCH_COMMIT_IDENTIFIER:
+        options[COMMIT_IDENTIFIER] = str(commit_id.identifier)
     before = table.snapshot_manager.latest_id()
     ensure_registered(df.sparkSession)
     with typed_errors():
         distribute(df, table).write.format(SOURCE_NAME).mode("append" if overwrite is None else "overwrite").options(**options).save()
-    kind: CommitKind = "APPEND" if overwrite is None else "OVERWRITE"
-    identifier = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier
-    return table.snapshot_manager.find_committed(options["commit-user"], identifier, kind, after_id=None if commit_identifier else before)
+    return find_landed(table, commit_id, commit_kind(overwrite), after_id=before)
 
 
 def read_dataframe(
@@ -302,22 +237,40 @@ def read_dataframe(
     columns: Sequence[str] | None = None,
     filter: Predicate | None = None,  # noqa: A002
     snapshot_id: int | None = None,
+    tag: str | None = None,
+    timestamp_ms: int | None = None,
+    watermark: int | None = None,
+    limit: int | None = None,
     max_tasks: int | None = None,
 ) -> DataFrame:
-    """The table's rows (at ``snapshot_id``, default latest) as a Spark DataFrame, through
-    ``read.format("paimon")``; ``filter`` (a lakestore predicate) prunes splits and files on the
-    driver and is applied exactly on the executors."""
-    options = table_options(table)
-    if columns is not None:
-        options["columns"] = ",".join(columns)
-    if snapshot_id is not None:
-        options["snapshot-id"] = str(snapshot_id)
+    """The table's rows as a Spark DataFrame, through ``read.format("paimon")`` with the scan
+    (a ``lakestore.scan.ScanSpec``) passed whole: ``filter`` (a lakestore predicate) prunes
+    splits and files on the driver and is applied exactly on the executors.
+
+    Args:
+        spark: the session (the ``paimon`` source is registered in it if it is not yet).
+        table: the table read.
+        columns: the columns, in this order (default: all).
+        filter: a lakestore predicate (``lakestore.col("dt") == "2024-01-01"``).
+        snapshot_id: time travel to this snapshot (default: the latest).
+        tag: time travel to this tag.
+        timestamp_ms: time travel to the last snapshot committed by then (epoch millis).
+        watermark: time travel to the first snapshot whose watermark reached it.
+        limit: at most this many rows (the first in read order; read by one task).
+        max_tasks: at most this many read tasks (default: the session's default parallelism).
+
+    Returns:
+        A DataFrame of the scan's rows; time travel reads with the snapshot's own schema.
+
+    Raises:
+        SchemaMismatchError: a selected or filtered column does not exist.
+        SnapshotNotFoundError: the time-travel target does not exist.
+        TagNotFoundError: the tag does not exist.
+        ValueError: more than one time-travel argument, or a negative limit.
+    """
+    spec = scan_spec(columns, filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark, limit=limit)
     # One task per core: each read task pays a Python worker round trip, and groups are balanced by rows.
-    options["max-partitions"] = str(max_tasks or default_parallelism(spark))
-    if filter is not None:
-        unknown = [c for c in filter.columns() if c not in table.schema.field_names]
-        if unknown:
-            raise errors.SchemaMismatchError(f"unknown columns {sorted(unknown)} (columns: {table.schema.field_names})")
-        options[FILTER_OPTION] = encode_filter(filter)
+    options = {**table_options(table), **scan_option(spec), MAX_PARTITIONS: str(max_tasks or default_parallelism(spark))}
     ensure_registered(spark)
-    return spark.read.format(SOURCE_NAME).options(**options).load()
+    with typed_errors():  # the source checks the scan on the driver, in a Python worker
+        return spark.read.format(SOURCE_NAME).options(**options).load()
