@@ -26,7 +26,6 @@ LAYERS: list[set[str]] = [
     {"lifecycle", "dml"},
     {"system"},
     {"scan"},
-    {"maintenance", "manage"},
     {"table"},
     {"catalog"},
     {"rest"},
