@@ -45,6 +45,8 @@ from lakestore.errors import (
     UnsupportedTypeError,
 )
 from lakestore.lifecycle import ExpireResult, OrphanResult
+from lakestore.maintenance import TableMaintenance
+from lakestore.manage import TableManagement
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_info import FileInfo, IndexFileInfo
 from lakestore.meta.schema_change import (
@@ -114,6 +116,8 @@ __all__ = [
     "Table",
     "TableAlreadyExistsError",
     "TableCommit",
+    "TableMaintenance",
+    "TableManagement",
     "TableNotFoundError",
     "TableWrite",
     "Tag",

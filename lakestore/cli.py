@@ -199,7 +199,7 @@ def cmd_tags(args: argparse.Namespace) -> Any:
             "created": t.create_time.strftime("%Y-%m-%d %H:%M:%S") if t.create_time else None,
             "time_retained_ms": t.time_retained_ms,
         }
-        for t in _table(args).tags()
+        for t in _table(args).manage.tags()
     ]
 
 
@@ -276,7 +276,7 @@ def _why_nothing_expired(table: Table, retention: _Retention, now_ms: int) -> st
     if len(ids) <= retention.min:
         return f"nothing expired: {len(ids)} snapshots, and {retention.min_source} keeps the newest {retention.min}"
     earliest = ids[0]
-    pinned = {name: next_id for name, next_id in table.consumers().items() if next_id <= earliest}
+    pinned = {name: next_id for name, next_id in table.manage.consumers().items() if next_id <= earliest}
     if pinned:
         name, next_id = min(pinned.items(), key=lambda item: item[1])
         return f"nothing expired: consumer {name!r} has not read snapshot {next_id} yet"
@@ -300,7 +300,9 @@ def cmd_expire(args: argparse.Namespace) -> Any:
     retention = _retention(args, table)
     _progress(args, f"expiring snapshots of {table.identifier} ...")
     now_ms = int(time.time() * 1000)
-    result = table.expire_snapshots(num_retained_min=retention.min, num_retained_max=retention.max, time_retained_ms=retention.time_ms)
+    result = table.maintenance.expire_snapshots(
+        num_retained_min=retention.min, num_retained_max=retention.max, time_retained_ms=retention.time_ms
+    )
     out: dict[str, Any] = {
         "expired_snapshots": list(result.expired_snapshot_ids),
         "deleted_data_files": result.deleted_data_files,
@@ -316,12 +318,12 @@ def cmd_expire(args: argparse.Namespace) -> Any:
 
 def cmd_create_tag(args: argparse.Namespace) -> Any:
     table = _table(args)
-    tag = table.create_tag(args.name, args.snapshot, _duration(args.time_retained) if args.time_retained else None)
+    tag = table.manage.create_tag(args.name, args.snapshot, _duration(args.time_retained) if args.time_retained else None)
     return {"tag": tag.name, "snapshot_id": tag.snapshot_id}
 
 
 def cmd_delete_tag(args: argparse.Namespace) -> Any:
-    _table(args).delete_tag(args.name)
+    _table(args).manage.delete_tag(args.name)
     return {"deleted_tag": args.name}
 
 
@@ -330,34 +332,34 @@ def cmd_rollback(args: argparse.Namespace) -> Any:
         raise UsageError("rollback needs exactly one of --snapshot or --tag")
     table = _table(args)
     _progress(args, f"rolling {table.identifier} back to {'tag ' + args.tag if args.tag else 'snapshot ' + str(args.snapshot)} ...")
-    snapshot = table.rollback_to(args.snapshot, tag=args.tag)
+    snapshot = table.manage.rollback_to(args.snapshot, tag=args.tag)
     return {"latest_snapshot": snapshot.id}
 
 
 def cmd_expire_partitions(args: argparse.Namespace) -> Any:
     table = _table(args)
     _progress(args, f"dropping partitions of {table.identifier} older than its partition.expiration-time ...")
-    return {"dropped_partitions": table.expire_partitions()}
+    return {"dropped_partitions": table.maintenance.expire_partitions()}
 
 
 def cmd_branches(args: argparse.Namespace) -> Any:
-    return [{"branch": name} for name in _table(args).branches()]
+    return [{"branch": name} for name in _table(args).manage.branches()]
 
 
 def cmd_create_branch(args: argparse.Namespace) -> Any:
-    branch = _table(args).create_branch(args.name, tag=args.tag)
+    branch = _table(args).manage.create_branch(args.name, tag=args.tag)
     latest = branch.latest_snapshot()
     return {"branch": args.name, "snapshot_id": latest.id if latest else None}
 
 
 def cmd_delete_branch(args: argparse.Namespace) -> Any:
-    _table(args).delete_branch(args.name)
+    _table(args).manage.delete_branch(args.name)
     return {"deleted_branch": args.name}
 
 
 def cmd_fast_forward(args: argparse.Namespace) -> Any:
     table = _table(args)
-    table.fast_forward(args.name)
+    table.manage.fast_forward(args.name)
     latest = table.on_branch("main").latest_snapshot()
     return {"fast_forwarded_to": args.name, "latest_snapshot": latest.id if latest else None}
 
@@ -366,13 +368,13 @@ def cmd_remove_orphans(args: argparse.Namespace) -> Any:
     table = _table(args)
     older = int(time.time() * 1000) - _duration(args.older_than)
     _progress(args, f"looking for orphan files in {table.identifier} older than {_fmt_time(older)} ...")
-    result = table.remove_orphan_files(older_than_ms=older, dry_run=args.dry_run)
+    result = table.maintenance.remove_orphan_files(older_than_ms=older, dry_run=args.dry_run)
     return {"dry_run": result.dry_run, "files": list(result.deleted), "count": len(result.deleted), "bytes": result.bytes}
 
 
 def cmd_check(args: argparse.Namespace) -> Any:
     table = _table(args)
-    result = table.check()
+    result = table.maintenance.check()
     if not result.ok:
         args.exit_code = EXIT_ERROR
     commits = [

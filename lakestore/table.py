@@ -13,24 +13,20 @@ import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commit
-from lakestore.compact import BucketCompactor, compact_table, deletion_vectors_of
-from lakestore.compact.postpone import compact_postpone
+from lakestore.compact import BucketCompactor, deletion_vectors_of
 from lakestore.dml import delete_rows, update_rows, upsert_rows
-from lakestore.errors import OptionError, PartitionValueError, SchemaMismatchError, UnsupportedTableError
-from lakestore.iceberg import IcebergSources, after_expire, after_rollback, iceberg_enabled, update_tag_ref, write_iceberg_metadata
+from lakestore.errors import PartitionValueError, SchemaMismatchError, UnsupportedTableError
+from lakestore.iceberg import IcebergSources, after_expire, iceberg_enabled, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
-from lakestore.lifecycle.branches import create_branch, delete_branch, fast_forward, two_branch_parts
-from lakestore.lifecycle.check import TableCheck, check_table
-from lakestore.lifecycle.expire import ExpireResult, expire_snapshots
+from lakestore.lifecycle.branches import two_branch_parts
 from lakestore.lifecycle.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
 from lakestore.lifecycle.incremental import Bounds, Incremental, IncrementalRead
-from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
-from lakestore.lifecycle.partition_expire import expire_partitions
-from lakestore.lifecycle.rollback import rollback_to
 from lakestore.lifecycle.tags import TagManager
-from lakestore.meta.branch import MAIN_BRANCH, branch_names
+from lakestore.maintenance import TableMaintenance
+from lakestore.manage import TableManagement
+from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.file_scan import live_entries
@@ -40,17 +36,15 @@ from lakestore.meta.options import CoreOptions
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
-from lakestore.meta.tag import Tag
 from lakestore.read.changes import ChangeReader, StreamScan
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Levels, ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
-from lakestore.read.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options, snapshot_at_watermark
+from lakestore.read.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options
 from lakestore.scan import ScanArgs, ScanSpec, TableScan, scan_spec
 from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState
-from lakestore.units import parse_duration_ms
 from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.postpone import PostponeTableWrite, is_postpone
 from lakestore.write.table_write import InputData, TableWrite
@@ -200,6 +194,22 @@ class Table:
             TableState(self.store, resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag, travel.timestamp_ms))
         )
 
+    @property
+    def maintenance(self) -> TableMaintenance:
+        """Compaction, expiration, orphan cleanup and the consistency check of this table (on
+        its branch): ``table.maintenance.expire_snapshots()``, ``.expire_partitions()``,
+        ``.remove_orphan_files(dry_run=True)``, ``.compact(full=True)``, ``.check()``
+        (``lakestore.maintenance``)."""
+        return TableMaintenance(self.store, after_expire=self._expire_iceberg_snapshots)
+
+    @property
+    def manage(self) -> TableManagement[Table]:
+        """Tags, branches, rollback and consumers of this table (on its branch):
+        ``table.manage.create_tag("v1")``, ``.create_branch("dev", tag="v1")``,
+        ``.fast_forward("dev")``, ``.rollback_to(tag="v1")``, ``.reset_consumer(...)``
+        (``lakestore.manage``)."""
+        return TableManagement(self.store, open_branch=self.on_branch, iceberg_sources=self._iceberg_sources)
+
     def manifests(self) -> ManifestStore:
         """The table's manifest store; one per Table so parsed manifests (immutable) stay cached
         across scans, writes and commits."""
@@ -297,7 +307,9 @@ class Table:
     def compact(
         self, *, full: bool = False, partitions: Sequence[Mapping[str, Any]] | None = None, commit_user: str | None = None
     ) -> list[Snapshot]:
-        """Compact the table (or the given partitions) and commit one COMPACT snapshot.
+        """Compact the table (or the given partitions) and commit one COMPACT snapshot: a
+        shortcut for ``table.maintenance.compact(...)`` (writers compact as part of writing, as
+        Paimon's ``TableWrite.compact``).
 
         ``full=True`` merges every bucket into its last level; otherwise the universal picker
         decides per bucket. Postpone-bucket tables (``bucket = -2``) get Paimon's postpone
@@ -320,9 +332,7 @@ class Table:
 
             table.compact(full=True, partitions=[{"dt": "2024-01-01"}])
         """
-        if is_postpone(self.schema):
-            return compact_postpone(self.store, full=full, partitions=partitions, commit_user=commit_user)
-        return compact_table(self.store, full=full, partitions=partitions, commit_user=commit_user)
+        return self.maintenance.compact(full=full, partitions=partitions, commit_user=commit_user)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
         """A committer for the ``CommitMessage``s of ``new_write`` writers with the same
@@ -479,6 +489,24 @@ class Table:
         )
         committer = self.new_commit(commit_user=commit_user or str(uuid.uuid4()))
         return commit_or_abort(committer, update.messages, abort=update.abort)
+
+    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]], *, commit_user: str | None = None) -> Snapshot | None:
+        """Drop whole partitions (each a dict of partition key values, or a prefix of them) in
+        one OVERWRITE snapshot; their files are reclaimed when that snapshot's parent expires.
+        Returns that snapshot (None: no partitions given).
+
+        Raises:
+            PartitionValueError: a spec that is empty or names columns that are not partition keys.
+            UnsupportedTableError: the table uses options or features lakestore cannot write.
+        """
+        specs = [self._overwrite_partition(p) for p in partitions]
+        if not specs:
+            return None
+        if any(not spec for spec in specs):
+            raise PartitionValueError("drop_partitions needs partition values; use write_arrow(..., overwrite=True) to empty the table")
+        user = commit_user or str(uuid.uuid4())
+        snapshots = self.new_commit(commit_user=user).commit([], overwrite=[spec for spec in specs if spec])
+        return snapshots[-1] if snapshots else None
 
     # -- reading ------------------------------------------------------------------------------
     def resolve_snapshot(
@@ -940,14 +968,6 @@ class Table:
             consumer_id=consumer_id,
         )
 
-    def consumers(self) -> dict[str, int]:
-        """Consumer id -> next snapshot it will read."""
-        return ConsumerManager(self.file_io, self.metadata_path).consumers()
-
-    def reset_consumer(self, consumer_id: str, next_snapshot: int) -> None:
-        """Store ``next_snapshot`` as the consumer's position (as Paimon's ``reset_consumer``)."""
-        ConsumerManager(self.file_io, self.metadata_path).record(consumer_id, next_snapshot)
-
     # -- commits and files --------------------------------------------------------------------
     def find_commit(self, commit_user: str, commit_identifier: int, *, kind: CommitKind = "APPEND") -> Snapshot | None:
         """The retained snapshot of a landed commit (commit user + identifier + kind), or None:
@@ -968,7 +988,8 @@ class Table:
         return index_files(self.file_io, self.path, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
 
     # -- lifecycle ----------------------------------------------------------------------------
-    # Snapshot expiration, orphan cleanup, tags and rollback live in lakestore/lifecycle.
+    # The policy every commit runs. Expiration, orphan cleanup, tags, branches and rollback are
+    # ``table.maintenance`` and ``table.manage`` (lakestore/maintenance.py, lakestore/manage.py).
     def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
         """Iceberg-compatible metadata, automatic tags and expiration, run by every commit of this
         table that landed snapshots (``TableCommit`` logs, never raises, a failure here)."""
@@ -998,155 +1019,10 @@ class Table:
             self.schema_manager.get,
             self._manifests,
             self.snapshot_manager.get,
-            lambda: [(tag.name, tag.snapshot_id) for tag in sorted(self.tags(), key=lambda t: (t.snapshot_id, t.name))],
+            lambda: [(tag.name, tag.snapshot_id) for tag in sorted(TagManager(self.store).tags(), key=lambda t: (t.snapshot_id, t.name))],
         )
-
-    def expire_snapshots(
-        self,
-        *,
-        num_retained_min: int | None = None,
-        num_retained_max: int | None = None,
-        time_retained_ms: int | None = None,
-        now_ms: int | None = None,
-    ) -> ExpireResult:
-        """Expire old snapshots and delete the files only they referenced.
-        None = the table's ``snapshot.num-retained.min`` / ``.max`` / ``snapshot.time-retained``;
-        ``now_ms`` (default: the clock) is the time the retention counts back from. Snapshots a
-        tag, a branch or a consumer still needs keep their files.
-
-        Returns:
-            An ``ExpireResult``: the expired snapshot ids and the files deleted.
-
-        Raises:
-            OptionError: retention values out of range (``num_retained_min`` below 1, ``max``
-                below ``min``).
-            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
-        """
-        result = expire_snapshots(
-            self.store,
-            num_retained_min=num_retained_min,
-            num_retained_max=num_retained_max,
-            time_retained_ms=time_retained_ms,
-            now_ms=now_ms,
-        )
-        self._expire_iceberg_snapshots()
-        return result
-
-    def remove_orphan_files(self, *, older_than_ms: int | None = None, dry_run: bool = False) -> OrphanResult:
-        """Delete files no snapshot or tag references, last modified before ``older_than_ms``
-        (epoch millis; default: one day ago). Returns an ``OrphanResult``; ``dry_run`` only
-        lists them.
-
-        Raises:
-            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
-        """
-        return remove_orphan_files(self.store, older_than_ms=older_than_ms, dry_run=dry_run)
-
-    def check(self) -> TableCheck:
-        """Commits whose rows no snapshot holds: manifest lists nothing references and the data
-        files they add (a commit replaced by another engine's publish, crashed, or in flight).
-        Reads only.
-
-        Raises:
-            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
-        """
-        return check_table(self.store)
-
-    def _tags(self) -> TagManager:
-        return TagManager(self.store)
-
-    def create_tag(
-        self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None, *, watermark: int | None = None
-    ) -> Tag:
-        """Tag a snapshot (default: the latest; with ``watermark``, the first snapshot whose
-        watermark reached it). ``time_retained``: millis or a duration such as ``"7 d"``; the tag
-        expires that long after its creation.
-
-        Raises:
-            InvalidTagNameError: a blank or all-digit name, or one with ``/`` or a leading ``.``.
-            TagAlreadyExistsError: the tag exists.
-            SnapshotNotFoundError: the snapshot does not exist, or none reached ``watermark``.
-            OptionError: ``time_retained`` is not a duration.
-            ValueError: both ``snapshot_id`` and ``watermark``.
-
-        Example::
-
-            table.create_tag("2024-01-01", time_retained="30 d")
-            table.to_arrow(tag="2024-01-01")
-        """
-        try:
-            retained = parse_duration_ms(time_retained) if isinstance(time_retained, str) else time_retained
-        except ValueError as exc:
-            raise OptionError(f"time_retained: {exc}") from exc
-        if watermark is not None:
-            if snapshot_id is not None:
-                raise ValueError("give snapshot_id or watermark, not both")
-            snapshot_id = snapshot_at_watermark(self.store, watermark).id
-        tag = self._tags().create(name, snapshot_id, time_retained_ms=retained)
-        sources = self._iceberg_sources()
-        if sources is not None:  # Paimon's tag callback: the tag becomes an Iceberg ref
-            update_tag_ref(sources, self.latest_snapshot(), name, tag.snapshot_id)
-        return tag
-
-    def delete_tag(self, name: str) -> None:
-        """Delete tag ``name`` (and the files only it kept alive, when its snapshot expired).
-
-        Raises:
-            TagNotFoundError: the tag does not exist.
-        """
-        self._tags().delete(name)
-        sources = self._iceberg_sources()
-        if sources is not None:
-            update_tag_ref(sources, self.latest_snapshot(), name, None)
-
-    def rename_tag(self, old_name: str, new_name: str) -> None:
-        """Rename tag ``old_name`` to ``new_name``.
-
-        Raises:
-            TagNotFoundError: ``old_name`` does not exist.
-            TagAlreadyExistsError: ``new_name`` exists.
-            InvalidTagNameError: ``new_name`` is not a valid tag name.
-        """
-        self._tags().rename(old_name, new_name)
-
-    def tags(self) -> list[Tag]:
-        """Every tag, by snapshot id."""
-        return self._tags().tags()
-
-    def drop_partitions(self, partitions: Sequence[Mapping[str, Any]], *, commit_user: str | None = None) -> Snapshot | None:
-        """Drop whole partitions (each a dict of partition key values, or a prefix of them) in
-        one OVERWRITE snapshot; their files are reclaimed when that snapshot's parent expires.
-        Returns that snapshot (None: no partitions given).
-
-        Raises:
-            PartitionValueError: a spec that is empty or names columns that are not partition keys.
-            UnsupportedTableError: the table uses options or features lakestore cannot write.
-        """
-        specs = [self._overwrite_partition(p) for p in partitions]
-        if not specs:
-            return None
-        if any(not spec for spec in specs):
-            raise PartitionValueError("drop_partitions needs partition values; use write_arrow(..., overwrite=True) to empty the table")
-        user = commit_user or str(uuid.uuid4())
-        snapshots = self.new_commit(commit_user=user).commit([], overwrite=[spec for spec in specs if spec])
-        return snapshots[-1] if snapshots else None
-
-    def expire_partitions(self, *, now_ms: int | None = None) -> list[dict[str, Any]]:
-        """Drop partitions older than ``partition.expiration-time`` (their time read from the
-        partition values); returns the dropped partitions. Also runs after commits, at most once
-        per ``partition.expiration-check-interval``.
-
-        Raises:
-            OptionError: the table has no ``partition.expiration-time``.
-            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
-        """
-        return expire_partitions(self.store, now_ms=now_ms)
 
     # -- branches -----------------------------------------------------------------------------
-    def branches(self) -> list[str]:
-        """The table's branches other than ``main``."""
-        return branch_names(self.file_io, self.path)
-
     def on_branch(self, name: str) -> Table:
         """The same table on branch ``name`` (``"main"`` for the main branch).
 
@@ -1154,68 +1030,3 @@ class Table:
             TableNotFoundError: the branch does not exist.
         """
         return Table(self.path, file_io=self.file_io, identifier=self.identifier, branch=name)
-
-    def create_branch(self, name: str, *, tag: str | None = None) -> Table:
-        """Create a branch from a tag (or empty, with the current schema) and return it; open it
-        later as ``"db.t$branch_<name>"``.
-
-        Raises:
-            BranchError: the branch exists, or this table is not on the main branch.
-            TagNotFoundError: ``tag`` does not exist.
-            InvalidIdentifierError: an invalid branch name (``main``, all digits, ...).
-            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
-
-        Example::
-
-            dev = table.create_branch("dev", tag="2024-01-01")
-            dev.write_arrow(rows)
-            table.fast_forward("dev")
-        """
-        create_branch(self.store, name, tag=tag)
-        return self.on_branch(name)
-
-    def delete_branch(self, name: str) -> None:
-        """Delete branch ``name``'s metadata; files only it referenced become orphans (for
-        ``remove_orphan_files``), as in Paimon.
-
-        Raises:
-            BranchError: the branch does not exist, or this table is not on the main branch.
-            InvalidIdentifierError: an invalid branch name.
-        """
-        delete_branch(self.store, name)
-
-    def fast_forward(self, name: str) -> None:
-        """Make the main branch equal to branch ``name`` from the branch's first snapshot on.
-
-        Raises:
-            BranchError: the branch does not exist or has no snapshot, or this table is not on
-                the main branch.
-            InvalidIdentifierError: an invalid branch name.
-            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
-        """
-        fast_forward(self.store, name)
-
-    def rollback_to(self, snapshot_id: int | None = None, *, tag: str | None = None, watermark: int | None = None) -> Snapshot:
-        """Make a snapshot (or a tag's snapshot, even an expired one; or the last snapshot whose
-        watermark is at most ``watermark``) the latest again; newer snapshots, their tags and the
-        files only they referenced are deleted.
-
-        Returns:
-            The snapshot that is now the latest.
-
-        Raises:
-            SnapshotNotFoundError: the snapshot does not exist (expired: roll back to a tag), or
-                none has a watermark at most ``watermark``.
-            TagNotFoundError: ``tag`` does not exist.
-            ValueError: not exactly one of ``snapshot_id``, ``tag`` and ``watermark``.
-            UnsupportedTableError: the table uses options or features lakestore cannot maintain.
-        """
-        if watermark is not None:
-            if snapshot_id is not None or tag is not None:
-                raise ValueError("rollback_to needs exactly one of snapshot_id=, tag= or watermark=")
-            snapshot_id = snapshot_at_watermark(self.store, watermark, at_or_before=True).id
-        target = rollback_to(self.store, snapshot_id=snapshot_id, tag=tag)
-        sources = self._iceberg_sources()
-        if sources is not None:  # Iceberg readers follow the rollback
-            after_rollback(sources, target)
-        return target

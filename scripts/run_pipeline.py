@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in lake.list_tables("tpch"):
         table = lake.get_table(f"tpch.{name}")
         snapshot = table.latest_snapshot()
-        tags = len(table.tags())
+        tags = len(table.manage.tags())
         rows = table.to_arrow(columns=[table.schema.field_names[0]]).num_rows
         print(f"  tpch.{name:<28} {rows:>7} rows  snapshot {snapshot.id if snapshot else '-':>3}  {tags} tags  {table.path}")
     print(f"Landing files: {warehouse / 'landing'}")

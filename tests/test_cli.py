@@ -182,7 +182,7 @@ def test_expire_says_why_nothing_expired(warehouse, capsys):
     # a consumer that has not read snapshot 1 pins it
     table = lakestore.Catalog(warehouse).get_table("db.t")
     table.stream(consumer_id="reader", snapshot_id=1).checkpoint()
-    assert table.consumers() == {"reader": 1}
+    assert table.manage.consumers() == {"reader": 1}
     code, result = run_json(capsys, "-w", warehouse, "expire", "db.t", "--retain-min", "1", "--older-than", "0 ms")
     assert code == 0 and result["expired_snapshots"] == [] and "consumer 'reader'" in result["note"]
     # human output ends with the reason

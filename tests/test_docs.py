@@ -2,8 +2,9 @@
 written (each page in a fresh namespace on its own warehouse, as ``tests/test_readme.py`` runs the
 README), every page is in the site's navigation, and the API reference documents every name
 ``lakestore`` exports and every command of the command line; the public methods of ``Catalog``,
-``Table``, ``TableWrite`` and ``TableCommit`` have docstrings, and the main entry points name the
-errors they raise. ``mkdocs build --strict`` itself runs in ``scripts/test.sh``."""
+``Table`` (and its ``maintenance`` and ``manage`` namespaces), ``TableWrite`` and ``TableCommit``
+have docstrings, and the main entry points name the errors they raise. ``mkdocs build --strict``
+itself runs in ``scripts/test.sh``."""
 
 from __future__ import annotations
 
@@ -106,7 +107,18 @@ def _public_methods(cls: type) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize("cls", [lakestore.Catalog, JdbcCatalog, lakestore.Table, lakestore.TableWrite, lakestore.TableCommit])
+@pytest.mark.parametrize(
+    "cls",
+    [
+        lakestore.Catalog,
+        JdbcCatalog,
+        lakestore.Table,
+        lakestore.TableMaintenance,
+        lakestore.TableManagement,
+        lakestore.TableWrite,
+        lakestore.TableCommit,
+    ],
+)
 def test_public_methods_have_docstrings(cls):
     # the methods and properties the class itself defines (an override needs its own docstring:
     # the reference renders it, and what it raises may differ)
@@ -126,6 +138,11 @@ def test_main_entry_points_say_what_they_raise():
         lakestore.Table.scan,
         lakestore.Table.to_arrow,
         lakestore.Table.compact,
+        lakestore.TableMaintenance.expire_snapshots,
+        lakestore.TableMaintenance.remove_orphan_files,
+        lakestore.TableManagement.create_tag,
+        lakestore.TableManagement.create_branch,
+        lakestore.TableManagement.rollback_to,
         lakestore.Table.new_write,
         lakestore.TableWrite.write_arrow,
         lakestore.TableCommit.commit,

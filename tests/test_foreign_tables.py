@@ -97,7 +97,7 @@ def test_new_snapshots_carry_forward_index_manifest_and_unknown_fields(tmp_path)
         assert written["indexManifest"] == index_manifest
         assert written["logOffsets"] == {"0": 42}
         assert written["someFutureField"] == {"nested": [1, 2]}
-    table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
+    table.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     assert (Path(table.path) / "manifest" / index_manifest).exists()
     assert sorted(table.to_arrow()["v"].to_pylist()) == ["a1", "b2", "b3"]
 
@@ -125,15 +125,15 @@ def test_files_referenced_only_by_a_branch_survive_expiration_and_orphan_cleanup
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     table.write_arrow(_rows([1, 2, 3], "a"))
     first_files = {f.file_name for f in live_files(table)}
-    table.create_tag("base", 1)
+    table.manage.create_tag("base", 1)
     _create_branch_from_tag(table, "dev", "base")
-    table.delete_tag("base")  # from now on only the branch holds snapshot 1's files
+    table.manage.delete_tag("base")  # from now on only the branch holds snapshot 1's files
     table.write_arrow(_rows([1, 2, 3], "b"), overwrite=True)
     table.write_arrow(_rows([4], "c"))
 
-    result = table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    result = table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert 1 in result.expired_snapshot_ids
-    table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
+    table.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     on_disk = {p.name for p in Path(table.path).rglob("*.parquet")}
     assert first_files <= on_disk
     # Everything the branch's snapshot references is still there and holds its rows.
@@ -167,8 +167,8 @@ def test_options_lakestore_cannot_honour_refuse_writes_by_name(tmp_path, options
     for attempt in (
         lambda: table.write_arrow(_rows([1], "b")),
         lambda: table.compact(full=True),
-        lambda: table.expire_snapshots(num_retained_min=1),
-        lambda: table.rollback_to(1),
+        lambda: table.maintenance.expire_snapshots(num_retained_min=1),
+        lambda: table.manage.rollback_to(1),
     ):
         with pytest.raises(UnsupportedTableError, match=name):
             attempt()
@@ -198,7 +198,7 @@ def test_options_safe_to_ignore_leave_the_table_fully_usable(tmp_path):
     table = _set_options_as_another_engine(created, ignorable)
     table.write_arrow(_rows([2, 3], "b"))
     table.compact(full=True)
-    table.expire_snapshots(num_retained_min=1)
+    table.maintenance.expire_snapshots(num_retained_min=1)
     assert sorted(table.to_arrow()["v"].to_pylist()) == ["a1", "b2", "b3"]
     with pytest.raises(lakestore.OptionError, match="file-index.bloom-filter.columns"):
         catalog.create_table("db.u", schema=SCHEMA, options={"file-index.bloom-filter.columns": "v"})
@@ -228,7 +228,7 @@ def test_time_travel_reads_with_the_schema_of_the_snapshot(tmp_path):
     table = catalog.create_table("db.t", schema=schema, primary_keys=["id"], options={"bucket": "1"})
     first = table.write_arrow(pa.table({"id": [1, 2], "a": ["x", "y"], "b": [10, 20]}, schema=schema))
     assert first is not None
-    table.create_tag("v1", first.id)
+    table.manage.create_tag("v1", first.id)
     table = catalog.alter_table("db.t", [AddColumn("c", "DOUBLE")])
     table.write_arrow(pa.table({"id": [3], "a": ["z"], "b": [30], "c": [0.5]}))
     table = catalog.alter_table("db.t", [DropColumn("b")])

@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
     {"lifecycle", "dml"},
     {"system"},
     {"scan"},
+    {"maintenance", "manage"},
     {"table"},
     {"catalog"},
     {"rest"},

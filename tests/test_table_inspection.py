@@ -47,7 +47,7 @@ def test_live_and_delta_files(tmp_path):
 def test_reset_consumer(tmp_path):
     t = _table(tmp_path)
     t.write_arrow(_rows("a", [1]))
-    t.reset_consumer("reader", 1)
-    assert t.consumers() == {"reader": 1}
-    t.reset_consumer("reader", 2)
-    assert t.consumers() == {"reader": 2}
+    t.manage.reset_consumer("reader", 1)
+    assert t.manage.consumers() == {"reader": 1}
+    t.manage.reset_consumer("reader", 2)
+    assert t.manage.consumers() == {"reader": 2}

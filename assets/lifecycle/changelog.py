@@ -75,7 +75,7 @@ def build_changelog_asset(spec: TableSpec) -> dg.AssetsDefinition:
     def changelog(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
-        tags = {tag.name: tag.snapshot for tag in table.tags()}
+        tags = {tag.name: tag.snapshot for tag in table.manage.tags()}
         user = ingest_user(spec.name)
         days = []
         for day in context.partition_keys:

@@ -20,7 +20,7 @@ def retention_check(table: ls.Table, key: dg.AssetKey, *, expired_now: bool) -> 
     ids = [s.id for s in table.snapshots()]
     retain_min = table.options.snapshot_num_retained_min
     retain_max = table.options.snapshot_num_retained_max
-    consumers = table.consumers()
+    consumers = table.manage.consumers()
     held = ids[-1] - min(consumers.values()) + 1 if ids and consumers else 0  # snapshots consumers protect
     problems = []
     if ids and ids != list(range(ids[0], ids[-1] + 1)):
@@ -29,7 +29,7 @@ def retention_check(table: ls.Table, key: dg.AssetKey, *, expired_now: bool) -> 
         problems.append(f"{len(ids)} snapshots retained, more than snapshot.num-retained.max={retain_max}")
     if expired_now and ids and len(ids) < min(retain_min, ids[-1]):
         problems.append(f"only {len(ids)} snapshots retained, fewer than snapshot.num-retained.min={retain_min}")
-    tags = [tag.name for tag in table.tags()]
+    tags = [tag.name for tag in table.manage.tags()]
     for name in sorted(tags):
         try:
             table.plan(tag=name)
@@ -71,7 +71,7 @@ def build_expiration_asset(spec: TableSpec) -> dg.AssetsDefinition:
     def expired(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
-        result = table.expire_snapshots()
+        result = table.maintenance.expire_snapshots()
         expired_ids = result.expired_snapshot_ids
         extra: dict = {
             "status": "expired",

@@ -74,7 +74,7 @@ def build_ingestion_asset(spec: TableSpec) -> dg.AssetsDefinition:
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
         days = list(context.partition_keys)
         user = ingest_user(spec.name)
-        tags = {tag.name: tag.snapshot for tag in table.tags()}
+        tags = {tag.name: tag.snapshot for tag in table.manage.tags()}
         session = None
         new_snapshots, per_day = [], {}
         for day in days:

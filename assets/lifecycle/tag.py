@@ -24,7 +24,7 @@ def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
     def tagged(context: dg.AssetExecutionContext, catalog: LakestoreResource) -> dg.MaterializeResult:
         watch = Stopwatch()
         table = ensure_table(catalog.open(), spec, catalog.lifecycle_options())
-        existing = {tag.name: tag.snapshot_id for tag in table.tags()}
+        existing = {tag.name: tag.snapshot_id for tag in table.manage.tags()}
         created, kept, rows = [], [], []
         for day in context.partition_keys:
             if day in existing:
@@ -35,10 +35,10 @@ def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
             if snapshot is None:
                 context.log.info(f"{spec.identifier}: no snapshot yet, no tag for {day}")
                 continue
-            table.create_tag(day, snapshot.id)
+            table.manage.create_tag(day, snapshot.id)
             created.append(day)
             rows.append(f"| {day} | {snapshot.id} | created |")
-        tags_now = table.tags()
+        tags_now = table.manage.tags()
         return dg.MaterializeResult(
             metadata=materialization_metadata(
                 table,

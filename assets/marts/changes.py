@@ -62,7 +62,7 @@ class ChangeFeed:
         self.columns = list(columns)
 
     def position(self) -> int | None:
-        return self.upstream.consumers().get(self.consumer_id)
+        return self.upstream.manage.consumers().get(self.consumer_id)
 
     def recover(self) -> int | None:
         """Move the consumer past a mart commit that landed without its checkpoint; returns that
@@ -77,7 +77,7 @@ class ChangeFeed:
         landed = [c for c in candidates if c not in pending]
         if not landed:
             return None
-        self.upstream.reset_consumer(self.consumer_id, landed[-1] + 1)
+        self.upstream.manage.reset_consumer(self.consumer_id, landed[-1] + 1)
         return landed[-1]
 
     def run(self, to_mart: Callable[[pa.Table, int], pa.Table]) -> FeedResult:

@@ -304,7 +304,7 @@ class CatalogService:
                 return t.latest_snapshot().to_dict()  # type: ignore[union-attr]
             if version == "EARLIEST" and t.snapshots():
                 return t.snapshots()[0].to_dict()
-            for tag in t.tags():
+            for tag in t.manage.tags():
                 if tag.name == version:
                     return tag.snapshot.to_dict()
         except SnapshotNotFoundError:
@@ -384,10 +384,10 @@ class CatalogService:
                 raise p.RestError(409, f"the latest snapshot is not {from_snapshot}", p.SNAPSHOT, str(from_snapshot))
             if kind == "snapshot":
                 snapshot_id = p.field(instant, "snapshotId", int)
-                self._guard(lambda: t.rollback_to(snapshot_id), resource_type=p.SNAPSHOT, resource_name=str(snapshot_id))
+                self._guard(lambda: t.manage.rollback_to(snapshot_id), resource_type=p.SNAPSHOT, resource_name=str(snapshot_id))
             elif kind == "tag":
                 tag = p.field(instant, "tagName", str)
-                self._guard(lambda: t.rollback_to(tag=tag), resource_type=p.TAG, resource_name=tag)
+                self._guard(lambda: t.manage.rollback_to(tag=tag), resource_type=p.TAG, resource_name=tag)
             else:
                 raise p.bad_request("instant.type must be 'snapshot' or 'tag'")
         return {}
@@ -454,7 +454,7 @@ class CatalogService:
         self._require(principal, READ, db, name)
         t = self._table(database, table)
         prefix = query.get("tagNamePrefix") or ""
-        names = [tag.name for tag in self._guard(t.tags) if tag.name.startswith(prefix)]
+        names = [tag.name for tag in self._guard(t.manage.tags) if tag.name.startswith(prefix)]
         items, token = p.page(names, query.get("maxResults"), query.get("pageToken"))
         return {"tags": items, "nextPageToken": token}
 
@@ -462,7 +462,7 @@ class CatalogService:
         db, name, _ = self._names(database, table)
         self._require(principal, READ, db, name)
         t = self._table(database, table)
-        for found in self._guard(t.tags):
+        for found in self._guard(t.manage.tags):
             if found.name == tag:
                 created = found.create_time
                 return {
@@ -485,20 +485,20 @@ class CatalogService:
                 t.snapshot(snapshot_id)
             except SnapshotNotFoundError as exc:
                 raise p.RestError(404, str(exc), p.SNAPSHOT, str(snapshot_id)) from exc
-        self._guard(lambda: t.create_tag(tag, snapshot_id, retained), resource_type=p.TAG, resource_name=tag)
+        self._guard(lambda: t.manage.create_tag(tag, snapshot_id, retained), resource_type=p.TAG, resource_name=tag)
         return {}
 
     def delete_tag(self, principal: Principal, database: str, table: str, tag: str) -> dict[str, Any]:
         db, name, _ = self._names(database, table)
         self._require(principal, WRITE, db, name)
         t = self._table(database, table)
-        self._guard(lambda: t.delete_tag(tag), resource_type=p.TAG, resource_name=tag)
+        self._guard(lambda: t.manage.delete_tag(tag), resource_type=p.TAG, resource_name=tag)
         return {}
 
     def list_branches(self, principal: Principal, database: str, table: str) -> dict[str, Any]:
         db, name, _ = self._names(database, table)
         self._require(principal, READ, db, name)
-        return {"branches": self._guard(self._table(database, table).branches)}
+        return {"branches": self._guard(self._table(database, table).manage.branches)}
 
     def create_branch(self, principal: Principal, database: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
         db, name, _ = self._names(database, table)
@@ -506,14 +506,14 @@ class CatalogService:
         t = self._table(database, table)
         branch = p.field(body, "branch", str)
         tag = p.field(body, "fromTag", str, required=False)
-        self._guard(lambda: t.create_branch(branch, tag=tag), resource_type=p.BRANCH, resource_name=branch)
+        self._guard(lambda: t.manage.create_branch(branch, tag=tag), resource_type=p.BRANCH, resource_name=branch)
         return {}
 
     def drop_branch(self, principal: Principal, database: str, table: str, branch: str) -> dict[str, Any]:
         db, name, _ = self._names(database, table)
         self._require(principal, WRITE, db, name)
         t = self._table(database, table)
-        self._guard(lambda: t.delete_branch(branch), resource_type=p.BRANCH, resource_name=branch)
+        self._guard(lambda: t.manage.delete_branch(branch), resource_type=p.BRANCH, resource_name=branch)
         return {}
 
     def fast_forward(self, principal: Principal, database: str, table: str, branch: str) -> dict[str, Any]:
@@ -521,5 +521,5 @@ class CatalogService:
         self._require(principal, WRITE, db, name)
         t = self._table(database, table)
         with self._lock(f"{t.path}#{MAIN_BRANCH}"):
-            self._guard(lambda: t.fast_forward(branch), resource_type=p.BRANCH, resource_name=branch)
+            self._guard(lambda: t.manage.fast_forward(branch), resource_type=p.BRANCH, resource_name=branch)
         return {}

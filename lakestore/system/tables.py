@@ -198,7 +198,8 @@ class SystemTables:
         return self.table("binlog", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
 
 
-# What a SystemTable refuses by name: the data table's writing and maintenance methods.
+# What a SystemTable refuses by name: the data table's writing methods, and the writing verbs of
+# its ``table.maintenance`` and ``table.manage`` namespaces.
 _REFUSED = (
     "write_arrow",
     "new_write",
@@ -206,24 +207,32 @@ _REFUSED = (
     "compact",
     "update_columns",
     "drop_partitions",
-    "expire_snapshots",
-    "expire_partitions",
-    "remove_orphan_files",
-    "create_tag",
-    "delete_tag",
-    "rename_tag",
-    "create_branch",
-    "delete_branch",
-    "fast_forward",
-    "rollback_to",
-    "reset_consumer",
     "stream",
 )
+_REFUSED_IN_NAMESPACE = {
+    "maintenance": ("compact", "expire_snapshots", "expire_partitions", "remove_orphan_files"),
+    "manage": ("create_tag", "delete_tag", "rename_tag", "create_branch", "delete_branch", "fast_forward", "rollback_to", "reset_consumer"),
+}
+
+
+class _RefusedNamespace:
+    """``system_table.maintenance`` / ``.manage``: the writing verbs of the data table's namespace,
+    refused by name."""
+
+    def __init__(self, table: SystemTable, namespace: str) -> None:
+        self._table = table
+        self._namespace = namespace
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _REFUSED_IN_NAMESPACE[self._namespace]:
+            return lambda *args, **kwargs: self._table._refuse(name)
+        raise AttributeError(f"{self._namespace!r} of a system table has no attribute {name!r}")
 
 
 class SystemTable:
     """A system table (``catalog.get_system_table("db.t$files")``): read-only; ``to_arrow()`` reads it,
-    ``schema`` gives its columns. Writing and maintenance methods raise ``UnsupportedTableError``."""
+    ``schema`` gives its columns. Writing methods, and the writing verbs of ``.maintenance`` and
+    ``.manage``, raise ``UnsupportedTableError``."""
 
     def __init__(self, state: TableState, name: str) -> None:
         self._state = state
@@ -282,4 +291,6 @@ class SystemTable:
     def __getattr__(self, name: str) -> Any:
         if name in _REFUSED:
             return lambda *args, **kwargs: self._refuse(name)
+        if name in _REFUSED_IN_NAMESPACE:
+            return _RefusedNamespace(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

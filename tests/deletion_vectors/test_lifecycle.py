@@ -49,14 +49,14 @@ def test_expiration_deletes_unreferenced_index_files(tmp_path):
         _write(table, range(i, 20, 3), value)
     assert len(_on_disk(table)) > len(_live(table)) > 0
     expected = _rows(table)
-    table.create_tag("t1", snapshot_id=4)
+    table.manage.create_tag("t1", snapshot_id=4)
     tagged, tagged_rows = _live(table, table.snapshot(4)), _rows(table, snapshot_id=4)
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert table.snapshot_manager.earliest_id() == table.latest_snapshot().id
     assert _on_disk(table) == _live(table) | tagged
     assert _rows(lakestore.Table.from_path(table.path)) == expected
     assert _rows(table, tag="t1") == tagged_rows
-    table.delete_tag("t1")
+    table.manage.delete_tag("t1")
     assert _on_disk(table) == _live(table)
 
 
@@ -69,7 +69,7 @@ def test_orphan_index_files_are_removed(tmp_path):
     stray.write_bytes(b"\x01")
     old = time.time() - 3 * 86_400
     os.utime(stray, (old, old))
-    result = table.remove_orphan_files(older_than_ms=int(time.time() * 1000))
+    result = table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000))
     assert "index/" + stray.name in result.deleted
     assert live <= _on_disk(table)
     assert _rows(table) == {**{i: "a" for i in range(10)}, **{i: "b" for i in range(5)}}

@@ -193,7 +193,7 @@ def test_tags_become_iceberg_refs(tmp_path: Path, con: Any):
     table = catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": "table-location"})
     table.write_arrow(_batch("2024-01-01", range(0, 3), 1.0))
     table.write_arrow(_batch("2024-01-01", range(3, 5), 2.0))
-    table.create_tag("first", snapshot_id=1)
+    table.manage.create_tag("first", snapshot_id=1)
     metadata_dir = tmp_path / "db.db" / "t" / "metadata"
     metadata = latest_metadata(metadata_dir)
     assert metadata_json(metadata)["refs"] == {"first": {"snapshot-id": 1, "type": "tag", "max-ref-age-ms": 2**63 - 1}}
@@ -201,7 +201,7 @@ def test_tags_become_iceberg_refs(tmp_path: Path, con: Any):
     assert iceberg_table.scan(snapshot_id=iceberg_table.snapshot_by_name("first").snapshot_id).to_arrow().num_rows == 3  # type: ignore[union-attr]
     table.write_arrow(_batch("2024-01-01", range(5, 6), 3.0))  # the next version keeps the ref
     assert set(metadata_json(latest_metadata(metadata_dir))["refs"]) == {"first"}
-    table.delete_tag("first")
+    table.manage.delete_tag("first")
     assert metadata_json(latest_metadata(metadata_dir))["refs"] == {}
     assert _agree(con, table, latest_metadata(metadata_dir)) == 6
 
@@ -215,7 +215,7 @@ def test_rollback_moves_the_iceberg_metadata_back(tmp_path: Path, con: Any, kept
     for i in range(4):
         table.write_arrow(_batch("2024-01-01", range(i * 2, i * 2 + 2), float(i)))
     metadata_dir = tmp_path / "db.db" / "t" / "metadata"
-    table.rollback_to(2)
+    table.manage.rollback_to(2)
     assert (metadata_dir / "version-hint.text").read_text() == "2"
     # v2 kept, or rebuilt (previous-versions-max = 0 had deleted it); v3 and v4 are gone
     assert sorted(p.name for p in metadata_dir.glob("v*.metadata.json")) == (
@@ -268,19 +268,19 @@ def test_a_table_created_again_starts_new_hadoop_catalog_metadata(tmp_path: Path
 
 
 def test_explicit_expiration_leaves_the_iceberg_metadata(tmp_path: Path, con: Any):
-    """Table.expire_snapshots deletes the files of expired snapshots: the latest Iceberg metadata
+    """table.maintenance.expire_snapshots deletes the files of expired snapshots: the latest Iceberg metadata
     drops those snapshots (and their manifest lists), keeping tagged ones."""
     catalog = lakestore.Catalog(str(tmp_path))
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": "table-location"})
     table.write_arrow(_batch("2024-01-01", range(0, 2), 1.0))
     table.write_arrow(_batch("2024-01-01", range(2, 4), 2.0))
-    table.create_tag("keep", snapshot_id=2)
+    table.manage.create_tag("keep", snapshot_id=2)
     table.write_arrow(_batch("2024-01-01", range(4, 6), 3.0))
     table.write_arrow(_batch("2024-01-01", range(6, 8), 4.0))
     metadata_dir = tmp_path / "db.db" / "t" / "metadata"
     assert [s["snapshot-id"] for s in metadata_json(latest_metadata(metadata_dir))["snapshots"]] == [1, 2, 3, 4]
-    result = table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+    result = table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1)
     assert result.expired_snapshot_ids == (1, 2, 3)
     metadata = latest_metadata(metadata_dir)
     doc = metadata_json(metadata)

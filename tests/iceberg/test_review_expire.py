@@ -30,12 +30,12 @@ def test_deleting_the_tag_of_an_expired_snapshot_leaves_the_iceberg_metadata(tmp
     table = catalog.create_table("db.t", schema=SCHEMA, options={"metadata.iceberg.storage": "table-location"})
     table.write_arrow(_batch(range(0, 2)))
     table.write_arrow(_batch(range(2, 5)), overwrite=True)  # snapshot 1's file is only snapshot 1's
-    table.create_tag("keep", snapshot_id=1)
+    table.manage.create_tag("keep", snapshot_id=1)
     table.write_arrow(_batch(range(5, 6)))
-    table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+    table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1)
     metadata_dir = tmp_path / "db.db" / "t" / "metadata"
     assert _every_snapshot_readable(latest_metadata(metadata_dir)) == {1: 2, 3: 4}  # the tag keeps snapshot 1
-    table.delete_tag("keep")  # snapshot 1's data file goes with the tag
+    table.manage.delete_tag("keep")  # snapshot 1's data file goes with the tag
     assert _every_snapshot_readable(latest_metadata(metadata_dir)) == {3: 4}
     table.write_arrow(_batch(range(6, 7)))
     assert _every_snapshot_readable(latest_metadata(metadata_dir)) == {3: 4, 4: 5}

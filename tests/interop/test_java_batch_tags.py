@@ -23,7 +23,7 @@ def _batch(ids: list[int], value: int) -> pa.Table:
 
 
 def _tags(t: lakestore.Table) -> dict[str, int]:
-    return {tag.name: tag.snapshot_id for tag in t.tags()}
+    return {tag.name: tag.snapshot_id for tag in t.manage.tags()}
 
 
 def _day_tag(snapshot: lakestore.Snapshot) -> str:
@@ -38,7 +38,7 @@ def test_batch_commits_tag_the_latest_snapshot_java_reads_the_tag(java, catalog,
     assert first is not None
     name = _day_tag(first)
     assert _tags(t) == {name: 1}
-    t.create_tag("manual-2")
+    t.manage.create_tag("manual-2")
     second = t.write_arrow(_batch([2, 3], 2))
     assert second is not None and _tags(t) == {"manual-2": 1, name: 2}  # replaced, not added
     rows = java.read(warehouse, "db.t", options={"scan.tag-name": name})
@@ -51,7 +51,7 @@ def test_batch_commits_tag_the_latest_snapshot_java_reads_the_tag(java, catalog,
     [compacted] = t.compact(full=True)
     assert _tags(t) == {"manual-2": 1, name: compacted.id}
     # at most tag.num-retained-max tags: the oldest snapshot's go first
-    t.create_tag("manual-4", snapshot_id=3)
+    t.manage.create_tag("manual-4", snapshot_id=3)
     t.write_arrow(_batch([5], 5))
     assert _tags(t) == {"manual-4": 3, name: 5}
     rows = java.read(warehouse, "db.t", options={"scan.tag-name": name})

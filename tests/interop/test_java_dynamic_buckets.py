@@ -213,8 +213,8 @@ def test_expiration_by_lakestore_keeps_what_java_needs(java, catalog, warehouse)
         else:
             java.write(warehouse, "db.t", batch)
     table = catalog.get_table("db.t")
-    table.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
-    table.remove_orphan_files(older_than_ms=2**62)
+    table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
+    table.maintenance.remove_orphan_files(older_than_ms=2**62)
     index_dir = Path(table.path) / "index"
     assert sorted(p.name for p in index_dir.iterdir()) == sorted(f.file_name for f in table.index_files())
     java.write(warehouse, "db.t", rows("a", [0, 99], "j"))

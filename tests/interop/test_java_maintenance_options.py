@@ -54,7 +54,7 @@ def set_snapshot_time(table: lakestore.Table, snapshot_id: int, time_millis: int
 
 
 def tag_map(table: lakestore.Table) -> dict[str, int]:
-    return {t.name: t.snapshot_id for t in table.tags()}
+    return {t.name: t.snapshot_id for t in table.manage.tags()}
 
 
 def same_rows(java, warehouse, table: lakestore.Table) -> None:
@@ -113,8 +113,8 @@ def test_consumer_expiration_as_java(java, catalog, warehouse):
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     for i in range(4):
         table.write_arrow(batch([i], "x"))
-    table.reset_consumer("stale", 1)
-    table.reset_consumer("fresh", 3)
+    table.manage.reset_consumer("stale", 1)
+    table.manage.reset_consumer("fresh", 3)
     retention = {"consumer.expiration-time": "1 d", "snapshot.num-retained.min": "1", "snapshot.time-retained": "1 ms"}
     catalog.alter_table("db.t", [SetOption(k, v) for k, v in retention.items()])
     stale = f"{table.metadata_path}/consumer/consumer-stale"
@@ -125,7 +125,7 @@ def test_consumer_expiration_as_java(java, catalog, warehouse):
     java.write(warehouse, "db.t", batch([10], "java"))  # Java's committer: consumers, then snapshots
     theirs = catalog.get_table("db.t")
     ours.write_arrow(batch([10], "java"))  # lakestore expires after commit (retention options are set)
-    assert ours.consumers() == theirs.consumers() == {"fresh": 3}
+    assert ours.manage.consumers() == theirs.manage.consumers() == {"fresh": 3}
     # the stale consumer (at 1) no longer protects snapshots 1-2; the fresh one keeps 3 on
     assert ours.snapshot_manager.earliest_id() == theirs.snapshot_manager.earliest_id() == 3
 

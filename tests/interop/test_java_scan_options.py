@@ -69,8 +69,8 @@ def test_incremental_between_changelog_producer(java, catalog, warehouse, mode):
 
 def test_incremental_between_tags_is_a_diff(java, catalog, warehouse):
     table = pk_table(catalog)
-    table.create_tag("start", 1)
-    table.create_tag("end", 3)
+    table.manage.create_tag("start", 1)
+    table.manage.create_tag("end", 3)
     same(java.read(warehouse, "db.t", options={"incremental-between": "start,end"}), table.to_arrow(incremental_between="start,end"))
     options = {"incremental-between": "start,end", "incremental-between-tag-to-snapshot": "true"}
     java.alter(warehouse, "db.t", [{"op": "set_option", "key": "incremental-between-tag-to-snapshot", "value": "true"}])
@@ -123,7 +123,7 @@ def test_incremental_between_as_a_table_option(java, catalog, warehouse):
 @pytest.mark.parametrize("key", ["scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis"])
 def test_time_travel_table_options(java, catalog, warehouse, key):
     table = pk_table(catalog)
-    table.create_tag("two", 2)
+    table.manage.create_tag("two", 2)
     value = {"scan.snapshot-id": "2", "scan.tag-name": "two", "scan.timestamp-millis": str(table.snapshot(2).time_millis)}[key]
     java.alter(warehouse, "db.t", [{"op": "set_option", "key": key, "value": value}])
     table = catalog.get_table("db.t")
@@ -233,7 +233,7 @@ def test_fallback_branch(java, catalog, warehouse, key, writer):
     table.write_arrow(pa.concat_tables([part_rows("d1", [1, 2], "main"), part_rows("d2", [1, 2, 3], "main")]))
     branch_rows = pa.concat_tables([part_rows("d2", [1, 9], "fb"), part_rows("d3", [1, 2], "fb"), part_rows("d4", [5], "fb")])
     if writer == "lakestore":
-        table.create_branch("fb").write_arrow(branch_rows)
+        table.manage.create_branch("fb").write_arrow(branch_rows)
     else:
         java.create_branch(warehouse, "db.t", "fb")
         java.write(warehouse, "db.t$branch_fb", branch_rows)

@@ -7,7 +7,7 @@ Paimon Java commit and stops inside that window (between the check and the move)
 lets it go, so the race happens every time instead of once in many thousand commits.
 
 - Without a shared lock, Java's commit replaces the snapshot lakestore published: the rows
-  lakestore committed are in no snapshot. ``Table.check()`` (``lakestore check``) reports them.
+  lakestore committed are in no snapshot. ``table.maintenance.check()`` (``lakestore check``) reports them.
 - When lakestore verifies its publish after Java moved (the commit's ``after-hint`` step), it
   notices that its snapshot was replaced and commits again on top of Java's: nothing is lost.
 - With Paimon's JDBC catalog lock shared by both engines (Java's ``JdbcCatalog`` with
@@ -110,7 +110,7 @@ def test_java_publish_replaces_a_lakestore_snapshot_and_check_finds_the_lost_row
     snapshot = table.latest_snapshot()
     assert snapshot is not None and snapshot.id == 1 and snapshot.commit_user != landed.commit_user  # Java's replaced ours
     assert _rows(table) == [(1, "java")]  # the row lakestore committed is in no snapshot
-    check = table.check()
+    check = table.maintenance.check()
     assert not check.ok
     [lost] = check.unreferenced_commits
     assert lost.manifest_list == landed.delta_manifest_list and lost.row_count == 1
@@ -137,7 +137,7 @@ def test_lakestore_notices_its_replaced_snapshot_and_commits_again(race_commit, 
     assert steps.count("after-publish") == 2
     table = lakestore.Catalog(str(warehouse)).get_table("db.t")
     assert _rows(table) == [(1, "java"), (2, "lakestore")]
-    assert table.check().ok
+    assert table.maintenance.check().ok
 
 
 def _jdbc_catalog(postgres: Postgres, warehouse: Path) -> tuple[list[str], dict[str, str]]:
@@ -163,7 +163,7 @@ def test_shared_catalog_lock_makes_both_commits_land(race_commit, warehouse, pos
     assert not writer.is_alive() and [s.id for s in landed] == [2]
     table = lakestore.Catalog(str(warehouse)).get_table("db.t")
     assert _rows(table) == [(1, "java"), (2, "lakestore")]
-    assert table.check().ok
+    assert table.maintenance.check().ok
 
 
 def test_concurrent_commits_of_both_engines_under_the_lock_all_land(race_commit, warehouse, postgres):
@@ -189,4 +189,4 @@ def test_concurrent_commits_of_both_engines_under_the_lock_all_land(race_commit,
     assert [r[0] for r in _rows(table)] == [1, 2, 3, *range(101, 109)]
     # one APPEND snapshot per commit (Java's writers may add COMPACT snapshots of their own)
     assert sum(s.commit_kind == "APPEND" for s in table.snapshots()) == 11
-    assert table.check().ok
+    assert table.maintenance.check().ok

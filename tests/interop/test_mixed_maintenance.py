@@ -8,7 +8,7 @@ one Paimon Java JVM (``java_oracle()``) and lakestore in threads of this process
   and moves a consumer, while the other expires snapshots (``retain_min=2``, ``retain_max=3``)
   over and over. Afterwards every retained snapshot, the tag and the consumer's snapshot read
   completely, the rows a model of the commits says, in both engines; every file they name is on
-  disk; ``Table.check()`` / ``lakestore check`` find nothing lost; orphan cleanup (dry run, then
+  disk; ``table.maintenance.check()`` / ``lakestore check`` find nothing lost; orphan cleanup (dry run, then
   for real) lists the same files, only files no snapshot or tag references (a planted one among
   them), and everything still reads afterwards.
 - Dedicated compaction: one engine full-compacts a primary-key table and an append table while
@@ -163,7 +163,7 @@ def _lakestore_writes(table: lakestore.Table, history: History, pace: Callable[[
         snapshot = table.write_arrow(data)
         assert snapshot is not None and snapshot.commit_kind == "APPEND"
         history.add(snapshot.id, rows)
-        _tag(k, snapshot.id, history, lambda name, sid: table.create_tag(name, sid))
+        _tag(k, snapshot.id, history, lambda name, sid: table.manage.create_tag(name, sid))
         pace()
         _compact(k, lambda: table.compact(full=True))
         _consumer(k, snapshot.id, table, history)
@@ -198,7 +198,7 @@ def _consumer(k: int, snapshot_id: int, table: lakestore.Table, history: History
     """A streaming reader that has read up to commit 3, later up to commit 6 (Paimon's consumer
     file: the next snapshot it reads); expiration keeps that snapshot and the ones after it."""
     if k in (3, 6):
-        table.reset_consumer("reader", snapshot_id)
+        table.manage.reset_consumer("reader", snapshot_id)
         history.consumer_moves += 1
 
 
@@ -206,7 +206,7 @@ def _verify(java: Any, warehouse: Path, table: lakestore.Table, history: History
     table = lakestore.Catalog(str(warehouse)).get_table(IDENT)
     retained = [s.id for s in table.snapshots()]
     assert [s["id"] for s in java.snapshots(warehouse, IDENT)] == retained
-    consumer = table.consumers()["reader"]
+    consumer = table.manage.consumers()["reader"]
     assert consumer in retained and retained[0] <= consumer
     assert history.landed[-1][0] in retained
     for snapshot_id in retained:
@@ -215,15 +215,15 @@ def _verify(java: Any, warehouse: Path, table: lakestore.Table, history: History
         assert _rows(java.read(warehouse, IDENT, options={"scan.snapshot-id": snapshot_id})) == expected, snapshot_id
     assert history.tag is not None
     name, tagged = history.tag
-    assert [(t.name, t.snapshot_id) for t in table.tags()] == [(name, tagged)]
+    assert [(t.name, t.snapshot_id) for t in table.manage.tags()] == [(name, tagged)]
     assert tagged < retained[0]  # the tagged snapshot itself expired: only the tag holds its files
     assert _rows(table.to_arrow(tag=name)) == history.at(tagged)
     assert _rows(java.read(warehouse, IDENT, options={"scan.tag-name": name})) == history.at(tagged)
     # every file a retained snapshot or the tag reads is on disk
-    for snapshot in [*table.snapshots(), *(t.snapshot for t in table.tags())]:
+    for snapshot in [*table.snapshots(), *(t.snapshot for t in table.manage.tags())]:
         for f in table.live_files(snapshot):
             assert os.path.exists(os.path.join(table.path, f.partition_path, f"bucket-{f.bucket}", f.file_name)), f
-    check = table.check()
+    check = table.maintenance.check()
     assert check.ok, check
     assert cli_main(["-w", str(warehouse), "-q", "check", IDENT]) == 0
 
@@ -231,7 +231,7 @@ def _verify(java: Any, warehouse: Path, table: lakestore.Table, history: History
 def _referenced(table: lakestore.Table) -> set[str]:
     """Data files (relative paths) a retained snapshot or a tag reads."""
     out: set[str] = set()
-    for snapshot in [*table.snapshots(), *(t.snapshot for t in table.tags())]:
+    for snapshot in [*table.snapshots(), *(t.snapshot for t in table.manage.tags())]:
         for f in table.live_files(snapshot):
             out.add(os.path.join(f.partition_path, f"bucket-{f.bucket}", f.file_name))
     return out
@@ -242,11 +242,11 @@ def _orphans(java: Any, warehouse: Path, table: lakestore.Table, history: Histor
     planted = os.path.join("p=a", "bucket-0", "data-00000000-0000-0000-0000-000000000000-0.parquet")
     Path(table.path, planted).write_bytes(b"not referenced by anything")
     later = int(time.time() * 1000) + 60_000
-    dry = table.remove_orphan_files(older_than_ms=later, dry_run=True)
+    dry = table.maintenance.remove_orphan_files(older_than_ms=later, dry_run=True)
     assert dry.deleted == (planted,)  # expiration left no file behind; nothing referenced is listed
     assert planted not in _referenced(table)
     assert os.path.exists(os.path.join(table.path, planted))  # a dry run deletes nothing
-    done = table.remove_orphan_files(older_than_ms=later)
+    done = table.maintenance.remove_orphan_files(older_than_ms=later)
     assert sorted(done.deleted) == sorted(dry.deleted)
     assert not os.path.exists(os.path.join(table.path, planted))
     _verify(java, warehouse, table, history)  # nothing a snapshot, tag or consumer needs went
@@ -276,9 +276,9 @@ def test_lakestore_expires_snapshots_while_java_writes(java, postgres, tmp_path)
     writer.start()
     results = []
     while writer.next_run():
-        results.append(table.expire_snapshots(num_retained_min=2, num_retained_max=3))
+        results.append(table.maintenance.expire_snapshots(num_retained_min=2, num_retained_max=3))
     writer.result()
-    results.append(table.expire_snapshots(num_retained_min=2, num_retained_max=3))
+    results.append(table.maintenance.expire_snapshots(num_retained_min=2, num_retained_max=3))
     assert sum(len(r.expired_snapshot_ids) for r in results) > 0 and history.consumer_moves == 2
     assert sum(r.deleted_data_files for r in results) > 0  # the files Java's compactions replaced
     _verify(java, warehouse, table, history)
@@ -321,7 +321,7 @@ def _final(java: Any, warehouse: Path, landed: Landed) -> lakestore.Table:
     table = lakestore.Catalog(str(warehouse)).get_table(IDENT)
     assert _sorted(table.to_arrow()) == landed.expected()
     assert _sorted(java.read(warehouse, IDENT)) == landed.expected()
-    assert table.check().ok
+    assert table.maintenance.check().ok
     return table
 
 
@@ -433,7 +433,7 @@ def test_lakestore_compaction_that_loses_to_java_raises_and_leaves_nothing(java,
     table = _final(java, warehouse, landed)
     kinds = [s.commit_kind for s in table.snapshots()]
     assert kinds == ["APPEND"] * 3 + ["COMPACT"] and table.snapshots()[-1].commit_user != "lakestore-compactor"
-    assert table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
+    assert table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
 
 
 @pytest.mark.parametrize("kind", ["primary-key", "deletion-vectors"])
@@ -472,7 +472,7 @@ def test_lakestore_writer_whose_compaction_loses_to_java_keeps_its_rows(java, po
     table = _final(java, warehouse, landed)
     kinds = [s.commit_kind for s in table.snapshots()]
     assert kinds == ["APPEND", "APPEND", "COMPACT", "APPEND", "COMPACT"]
-    assert table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
+    assert table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000, dry_run=True).deleted == ()
 
 
 def test_lakestore_expiration_waits_for_a_consumer_file_java_is_rewriting(java, postgres, tmp_path):
@@ -496,7 +496,7 @@ def test_lakestore_expiration_waits_for_a_consumer_file_java_is_rewriting(java, 
     finish = threading.Timer(0.5, lambda: consumer.write_text(json.dumps({"nextSnapshot": position})))
     finish.start()
     try:
-        result = table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+        result = table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1)
     finally:
         finish.join()
     assert result.expired_snapshot_ids == tuple(range(1, position))
@@ -508,5 +508,5 @@ def test_lakestore_expiration_waits_for_a_consumer_file_java_is_rewriting(java, 
     consumer.write_text('{"nextSnap')  # a writer that died halfway
     before = [s.id for s in table.snapshots()]
     with pytest.raises(CorruptMetadataError, match="consumer-flink"):
-        table.expire_snapshots(num_retained_min=1, num_retained_max=1)
+        table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1)
     assert [s.id for s in table.snapshots()] == before

@@ -32,8 +32,8 @@ def _exercise(t: lakestore.Table) -> pa.Table:
     expected = t.to_arrow()
     t.compact(full=True)
     assert sort_rows(t.to_arrow()) == sort_rows(expected)
-    t.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
-    assert t.remove_orphan_files(older_than_ms=LATER_MS).deleted == ()
+    t.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
+    assert t.maintenance.remove_orphan_files(older_than_ms=LATER_MS).deleted == ()
     assert sort_rows(t.to_arrow()) == sort_rows(expected)
     return expected
 

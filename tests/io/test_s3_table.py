@@ -32,7 +32,7 @@ def lifecycle(catalog: lakestore.Catalog) -> lakestore.Table:
         pk.write_arrow(pa.table({"dt": ["a", "b"] * 5, "id": list(range(10)), "v": [f"v{version}-{i}" for i in range(10)]}, schema=SCHEMA))
     pk.write_arrow(pa.table({"dt": ["b"], "id": [1], "v": ["new"]}, schema=SCHEMA), overwrite={"dt": "b"})
     pk.compact(full=True)
-    pk.create_tag("t1")
+    pk.manage.create_tag("t1")
     typed = catalog.create_table("db.types", schema=ALL_TYPES, options={"bucket": "-1"})
     typed.write_arrow(all_types(range(1, 40)))
     catalog.rename_table("db.types", "db.types2")
@@ -58,8 +58,8 @@ def test_lifecycle_on_s3_matches_local(s3_server, bucket, tmp_path):
     clone = pickle.loads(pickle.dumps(on_s3.file_io))
     assert sort_rows(lakestore.Table.from_path(on_s3.path, file_io=clone).to_arrow()) == sort_rows(local.to_arrow())
 
-    on_s3.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
-    local.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
+    on_s3.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
+    local.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)
     assert [s.id for s in on_s3.snapshots()] == [s.id for s in local.snapshots()]
     assert sort_rows(on_s3.to_arrow()) == sort_rows(local.to_arrow())
     assert sort_rows(on_s3.to_arrow(snapshot_id=on_s3.snapshots()[0].id)) == sort_rows(local.to_arrow())

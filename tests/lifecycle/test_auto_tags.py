@@ -73,7 +73,7 @@ def test_delay_must_be_shorter_than_a_period():
 
 
 def tag_map(table) -> dict[str, int]:
-    return {t.name: t.snapshot_id for t in table.tags()}
+    return {t.name: t.snapshot_id for t in table.manage.tags()}
 
 
 def test_watermark_tags_follow_the_watermark(catalog):
@@ -84,7 +84,7 @@ def test_watermark_tags_follow_the_watermark(catalog):
     table = catalog.create_table("db.w", schema=SCHEMA, primary_keys=["dt", "id"], options=options)
     hour0 = 1_700_006_400_000  # 2023-11-15 00:00 UTC
     table.write_arrow(batch("a", [1], 1.0))  # no watermark: no tag
-    assert table.tags() == []
+    assert table.manage.tags() == []
     table.write_arrow(batch("a", [2], 1.0), watermark=hour0 + 30 * 60_000)  # 00:30: the hour before
     table.write_arrow(batch("a", [3], 1.0), watermark=hour0 + 50 * 60_000)  # 00:50 < 00:00 + 1 h: no tag
     table.write_arrow(batch("a", [4], 1.0), watermark=hour0 + 90 * 60_000)  # 01:30 >= 01:00: tags 00:00
@@ -93,7 +93,7 @@ def test_watermark_tags_follow_the_watermark(catalog):
     catalog.alter_table("db.w", [SetOption("sink.watermark-time-zone", "GMT+08:00")])
     table = catalog.get_table("db.w")
     for tag in list(tag_map(table)):
-        table.delete_tag(tag)
+        table.manage.delete_tag(tag)
     # the 5th write's compaction committed snapshot 6 (COMPACT, the same watermark): the next write is 7
     table.write_arrow(batch("a", [6], 1.0), watermark=hour0 + 180 * 60_000)  # 03:00 UTC = 11:00 at +08:00
     assert tag_map(table) == {"2023-11-15 07": 2, "2023-11-15 08": 4, "2023-11-15 09": 5, "2023-11-15 10": 7}
@@ -103,13 +103,13 @@ def test_tag_time_expire_enabled(catalog):
     """``tag.time-expire-enabled=false``: tags outliving ``tagTimeRetained`` stay."""
     table = catalog.create_table("db.t", schema=SCHEMA, options={"tag.time-expire-enabled": "false"})
     table.write_arrow(batch("a", [1], 1.0))
-    table.create_tag("short", time_retained="1 ms")
+    table.manage.create_tag("short", time_retained="1 ms")
     time.sleep(0.01)
     assert expire_snapshots(table.store).expired_tags == ()
-    assert [t.name for t in table.tags()] == ["short"]
+    assert [t.name for t in table.manage.tags()] == ["short"]
     other = catalog.create_table("db.u", schema=SCHEMA)
     other.write_arrow(batch("a", [1], 1.0))
-    other.create_tag("short", time_retained="1 ms")
+    other.manage.create_tag("short", time_retained="1 ms")
     time.sleep(0.01)
     assert expire_snapshots(other.store).expired_tags == ("short",)
 
@@ -120,26 +120,26 @@ def test_consumer_expiration(catalog):
     table = catalog.create_table("db.t", schema=SCHEMA, options={"consumer.expiration-time": "1 h", "consumer.mode": "at-least-once"})
     for i in range(4):
         table.write_arrow(batch("a", [i], 1.0))
-    table.reset_consumer("old", 1)
-    table.reset_consumer("new", 3)
+    table.manage.reset_consumer("old", 1)
+    table.manage.reset_consumer("new", 3)
     path = f"{table.metadata_path}/consumer/consumer-old"
     stale = time.time() - 2 * 3600
     os.utime(path, (stale, stale))
     assert json.loads(open(path).read()) == {"nextSnapshot": 1}
     result = expire_snapshots(table.store, num_retained_min=1, time_retained_ms=0)
-    assert table.consumers() == {"new": 3}
+    assert table.manage.consumers() == {"new": 3}
     assert result.earliest_snapshot_id == 3
     # re-recording a consumer refreshes it
-    table.reset_consumer("new", 4)
+    table.manage.reset_consumer("new", 4)
     assert expire_consumers(table.store) == ()
     assert ConsumerManager(table.file_io, table.metadata_path).expire(int(time.time() * 1000) + 1000) == ["new"]
 
     keep = catalog.create_table("db.k", schema=SCHEMA)
     keep.write_arrow(batch("a", [1], 1.0))
-    keep.reset_consumer("old", 1)
+    keep.manage.reset_consumer("old", 1)
     os.utime(f"{keep.metadata_path}/consumer/consumer-old", (stale, stale))
     assert expire_consumers(keep.store) == ()
-    assert keep.consumers() == {"old": 1}
+    assert keep.manage.consumers() == {"old": 1}
 
 
 def test_consumer_mode_values(catalog):
@@ -156,7 +156,7 @@ def test_a_table_resumes_its_walk(catalog, monkeypatch):
     table = catalog.create_table("db.r", schema=SCHEMA, primary_keys=["dt", "id"], options=options)
     for i in range(4):
         table.write_arrow(batch("a", [i], 1.0))
-    assert [t.snapshot_id for t in table.tags()] == [1]
+    assert [t.snapshot_id for t in table.manage.tags()] == [1]
     seen: list[int] = []
     get = type(table.snapshot_manager).get
 
@@ -179,4 +179,4 @@ def test_write_only_tables_get_no_automatic_tags(catalog):
     options = {"bucket": "1", "write-only": "true", "tag.automatic-creation": "process-time"}
     table = catalog.create_table("db.wo", schema=SCHEMA, primary_keys=["dt", "id"], options=options)
     table.write_arrow(batch("a", [1], 1.0))
-    assert table.tags() == []
+    assert table.manage.tags() == []

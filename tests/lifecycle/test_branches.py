@@ -40,14 +40,14 @@ def catalog(tmp_path):
 def table(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "2"})
     t.write_arrow(rows([1, 2, 3], "a"))
-    t.create_tag("v1")
+    t.manage.create_tag("v1")
     t.write_arrow(rows([3, 4], "b"))
     return t
 
 
 def test_a_branch_from_a_tag_evolves_apart_from_main(catalog, table):
-    dev = table.create_branch("dev", tag="v1")
-    assert table.branches() == ["dev"]
+    dev = table.manage.create_branch("dev", tag="v1")
+    assert table.manage.branches() == ["dev"]
     assert values(dev) == ["a1", "a2", "a3"]
     dev.write_arrow(rows([1, 9], "d"))
     assert values(catalog.get_table("db.t$branch_dev")) == ["a2", "a3", "d1", "d9"]
@@ -60,13 +60,13 @@ def test_a_branch_from_a_tag_evolves_apart_from_main(catalog, table):
 
 
 def test_branch_schema_evolution_and_maintenance_stay_on_the_branch(catalog, table):
-    table.create_branch("dev", tag="v1")
+    table.manage.create_branch("dev", tag="v1")
     dev = catalog.alter_table("db.t$branch_dev", [AddColumn("extra", "INT")])
     dev.write_arrow(pa.table({"id": [5], "v": ["d5"], "extra": [7]}))
     dev.write_arrow(pa.table({"id": [5], "v": ["d5b"], "extra": [8]}))
     dev.compact(full=True)
     assert dev.latest_snapshot().commit_kind == "COMPACT"
-    dev.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    dev.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert dev.to_arrow().column_names == ["id", "v", "extra"]
     assert values(dev) == ["a1", "a2", "a3", "d5b"]
     main = catalog.get_table("db.t")
@@ -76,28 +76,28 @@ def test_branch_schema_evolution_and_maintenance_stay_on_the_branch(catalog, tab
 
 
 def test_maintenance_on_main_keeps_what_branches_reference(catalog, table):
-    dev = table.create_branch("dev", tag="v1")
+    dev = table.manage.create_branch("dev", tag="v1")
     dev.write_arrow(rows([7], "d"))
-    table.delete_tag("v1")
+    table.manage.delete_tag("v1")
     table.write_arrow(rows([1, 2, 3, 4], "c"), overwrite=True)
     table.write_arrow(rows([5], "c"))
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
-    table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
+    table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    table.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     assert values(table) == ["c1", "c2", "c3", "c4", "c5"]
     assert values(catalog.get_table("db.t$branch_dev")) == ["a1", "a2", "a3", "d7"]
     # orphan cleanup started from the branch sees the same references
-    dev.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
+    dev.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     assert values(catalog.get_table("db.t$branch_dev")) == ["a1", "a2", "a3", "d7"]
     assert values(table) == ["c1", "c2", "c3", "c4", "c5"]
 
 
 def test_deleting_a_branch_lets_orphan_cleanup_reclaim_its_files(catalog, table):
-    dev = table.create_branch("dev", tag="v1")
+    dev = table.manage.create_branch("dev", tag="v1")
     dev.write_arrow(rows([8], "d"))
     before = {p.name for p in Path(table.path).rglob("*.parquet")}
-    table.delete_branch("dev")
-    assert table.branches() == []
-    result = table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
+    table.manage.delete_branch("dev")
+    assert table.manage.branches() == []
+    result = table.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     after = {p.name for p in Path(table.path).rglob("*.parquet")}
     assert len(after) < len(before) and any(p.endswith(".parquet") for p in result.deleted)
     assert values(table) == ["a1", "a2", "b3", "b4"]
@@ -107,21 +107,21 @@ def test_deleting_a_branch_lets_orphan_cleanup_reclaim_its_files(catalog, table)
 
 
 def test_fast_forward_makes_main_the_branch(catalog, table):
-    table.create_tag("v2")
-    dev = table.create_branch("dev", tag="v1")
+    table.manage.create_tag("v2")
+    dev = table.manage.create_branch("dev", tag="v1")
     dev.write_arrow(rows([6], "d"))
-    table.fast_forward("dev")
+    table.manage.fast_forward("dev")
     main = catalog.get_table("db.t")
     assert values(main) == ["a1", "a2", "a3", "d6"]
     assert [s.id for s in main.snapshots()] == [1, 2]
-    assert [t.name for t in main.tags()] == ["v1"]  # v2 pointed at a dropped snapshot
+    assert [t.name for t in main.manage.tags()] == ["v1"]  # v2 pointed at a dropped snapshot
     main.write_arrow(rows([7], "m"))
     assert values(main) == ["a1", "a2", "a3", "d6", "m7"]
     assert main.latest_snapshot().id == 3
 
 
 def test_an_empty_branch_starts_with_the_current_schema(catalog, table):
-    empty = table.create_branch("scratch")
+    empty = table.manage.create_branch("scratch")
     assert empty.to_arrow().num_rows == 0 and empty.latest_snapshot() is None
     empty.write_arrow(rows([1], "s"))
     assert values(empty) == ["s1"]
@@ -131,19 +131,19 @@ def test_an_empty_branch_starts_with_the_current_schema(catalog, table):
 @pytest.mark.parametrize("name", ["main", "123", "", "a/b", "x y"])
 def test_invalid_branch_names_are_refused(table, name):
     with pytest.raises(InvalidIdentifierError):
-        table.create_branch(name)
+        table.manage.create_branch(name)
 
 
 def test_branch_errors_are_typed_and_change_nothing(table):
-    table.create_branch("dev", tag="v1")
+    table.manage.create_branch("dev", tag="v1")
     with pytest.raises(BranchError, match="already exists"):
-        table.create_branch("dev")
+        table.manage.create_branch("dev")
     with pytest.raises(TagNotFoundError):
-        table.create_branch("other", tag="nope")
-    assert table.branches() == ["dev"]
+        table.manage.create_branch("other", tag="nope")
+    assert table.manage.branches() == ["dev"]
     with pytest.raises(BranchError, match="does not exist"):
-        table.fast_forward("nope")
+        table.manage.fast_forward("nope")
     with pytest.raises(BranchError, match="does not exist"):
-        table.delete_branch("nope")
+        table.manage.delete_branch("nope")
     with pytest.raises(BranchError, match="main branch"):
-        table.on_branch("dev").create_branch("x")
+        table.on_branch("dev").manage.create_branch("x")

@@ -26,7 +26,7 @@ def changelog_ids(table: lakestore.Table) -> list[int]:
 
 
 def no_orphans(table: lakestore.Table) -> bool:
-    return table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS, dry_run=True).deleted == ()
+    return table.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS, dry_run=True).deleted == ()
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def test_changelog_outlives_its_snapshots_and_then_expires(catalog):
     for number, commit in enumerate(commits[:6], start=1):
         table.write_arrow(pa.table({"id": list(commit), "v": list(commit.values())}, schema=SCHEMA))
         assert table.latest_snapshot().id == number
-    result = table.expire_snapshots(num_retained_min=2, num_retained_max=2, time_retained_ms=0, now_ms=LATER_MS)
+    result = table.maintenance.expire_snapshots(num_retained_min=2, num_retained_max=2, time_retained_ms=0, now_ms=LATER_MS)
     assert result.expired_snapshot_ids == (1, 2, 3, 4)
     # five ids back from the latest snapshot (2..6) keep their changelog: 5 and 6 as snapshots
     assert changelog_ids(table) == [2, 3, 4]
@@ -83,7 +83,7 @@ def test_changelog_outlives_its_snapshots_and_then_expires(catalog):
 
     for commit in commits[6:]:
         table.write_arrow(pa.table({"id": list(commit), "v": list(commit.values())}, schema=SCHEMA))
-    result = table.expire_snapshots(num_retained_min=2, num_retained_max=2, time_retained_ms=0, now_ms=LATER_MS)
+    result = table.maintenance.expire_snapshots(num_retained_min=2, num_retained_max=2, time_retained_ms=0, now_ms=LATER_MS)
     # changelogs keep the last five snapshot ids (6..10): 9 and 10 are snapshots, 6..8 changelogs
     assert [s.id for s in table.snapshots()] == [9, 10]
     assert changelog_ids(table) == [6, 7, 8]
@@ -100,7 +100,7 @@ def test_without_a_producer_the_appended_rows_are_kept_for_streaming(catalog):
         table.write_arrow(pa.table({"id": [1, 2], "v": [value, value]}, schema=SCHEMA))
     table.compact(full=True)  # the appended level-0 files are no longer live
     table.write_arrow(pa.table({"id": [3], "v": [9]}, schema=SCHEMA))
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert [s.id for s in table.snapshots()] == [6]
     assert changelog_ids(table) == [1, 2, 3, 4, 5]
     changes = table.read_changes(from_snapshot_id=0)
@@ -111,7 +111,7 @@ def test_without_a_producer_the_appended_rows_are_kept_for_streaming(catalog):
     # once the changelog retention no longer keeps them, the appended files go too
     table = catalog.alter_table("db.t", [SetOption("changelog.num-retained.min", "1")])
     files_before = len(list(Path(table.path).rglob("*.parquet")))
-    result = table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    result = table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     # as in Paimon, one round never expires the newest long-lived changelog
     assert result.expired_changelog_ids == (1, 2, 3, 4)
     assert changelog_ids(table) == [5]

@@ -49,9 +49,9 @@ def test_retention_min_max_and_time(catalog):
 def test_bad_retention_arguments(catalog):
     t = _pk_table(catalog)
     with pytest.raises(OptionError):
-        t.expire_snapshots(num_retained_min=0)
+        t.maintenance.expire_snapshots(num_retained_min=0)
     with pytest.raises(OptionError):
-        t.expire_snapshots(num_retained_min=5, num_retained_max=2)
+        t.maintenance.expire_snapshots(num_retained_min=5, num_retained_max=2)
 
 
 def test_expire_limit_option(catalog):
@@ -90,7 +90,7 @@ def test_deletes_exactly_unreferenced_files_and_not_other_tables(catalog):
 def test_tags_and_consumers_protect(catalog):
     t = _pk_table(catalog)
     t.write_arrow(batch("a", range(3), 1.0))
-    t.create_tag("keep", 1)
+    t.manage.create_tag("keep", 1)
     for v in (2.0, 3.0, 4.0):
         t.write_arrow(batch("a", range(3), v), overwrite=True)
     os.makedirs(f"{t.path}/consumer")
@@ -103,7 +103,7 @@ def test_tags_and_consumers_protect(catalog):
     os.remove(f"{t.path}/consumer/consumer-job")
     expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert t.snapshot_manager.list_ids() == [4]
-    t.delete_tag("keep")  # its snapshot expired: the tag's files go with it
+    t.manage.delete_tag("keep")  # its snapshot expired: the tag's files go with it
     assert len(_data_files(t.path)) == 1
 
 
@@ -130,7 +130,7 @@ def test_rerun_after_crash_part_way(catalog, monkeypatch):
     assert r.expired_snapshot_ids == (2, 3, 4)
     assert rows(t.to_arrow()) == [("a", 0, 4.0), ("a", 1, 4.0)]
     assert len(_data_files(t.path)) == 1
-    assert t.remove_orphan_files(older_than_ms=FUTURE).deleted == ()
+    assert t.maintenance.remove_orphan_files(older_than_ms=FUTURE).deleted == ()
 
 
 def test_expire_after_commit_when_retention_is_set(catalog):

@@ -69,7 +69,7 @@ def _check(table: lakestore.Table, expected: dict[int, list], tags: dict[str, in
     assert not ids or ids == list(range(ids[0], ids[-1] + 1))
     for sid in ids:
         assert rows(table.to_arrow(snapshot_id=sid)) == expected[sid], f"snapshot {sid}"
-    assert {t.name: t.snapshot_id for t in table.tags()} == tags
+    assert {t.name: t.snapshot_id for t in table.manage.tags()} == tags
     for name, sid in tags.items():
         assert rows(table.to_arrow(tag=name)) == expected[sid], f"tag {name}"
 
@@ -123,12 +123,12 @@ def _run(tmp: str, sequence) -> None:
             name = f"tag{op[1]}"
             if ids and name not in tags:
                 sid = ids[op[2] % len(ids)]
-                table.create_tag(name, sid)
+                table.manage.create_tag(name, sid)
                 tags[name] = sid
         elif kind == "untag":
             name = f"tag{op[1]}"
             if name in tags:
-                table.delete_tag(name)
+                table.manage.delete_tag(name)
                 del tags[name]
         elif kind == "expire":
             _, retain_min, retain_max, all_old = op
@@ -149,20 +149,20 @@ def _run(tmp: str, sequence) -> None:
             if to_tag and tags:
                 name = sorted(tags)[pick % len(tags)]
                 target = tags[name]
-                table.rollback_to(tag=name)
+                table.manage.rollback_to(tag=name)
             else:
                 ids = table.snapshot_manager.list_ids()
                 if not ids:
                     continue
                 target = ids[pick % len(ids)]
-                table.rollback_to(target)
+                table.manage.rollback_to(target)
             assert table.latest_snapshot().id == target
             model = {(d, i): v for d, i, v in expected[target]}
             tags = {n: s for n, s in tags.items() if s <= target}
             expected = {s: r for s, r in expected.items() if s <= target}
         elif kind == "orphans":
-            result = table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
-            retained = [table.snapshot(i) for i in table.snapshot_manager.list_ids()] + [t.snapshot for t in table.tags()]
+            result = table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+            retained = [table.snapshot(i) for i in table.snapshot_manager.list_ids()] + [t.snapshot for t in table.manage.tags()]
             want_data, want_manifests = _referenced(table, retained)
             have_data, have_manifests = _on_disk(table)
             assert have_data == want_data, (sorted(have_data ^ want_data), result)

@@ -22,12 +22,12 @@ def test_pypaimon_reads_tags_and_expired_tagged_snapshot(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
     t.write_arrow(batch("a", range(5), 1.0))
     t.write_arrow(batch("a", range(3), 2.0))
-    t.create_tag("first", 1)
-    t.create_tag("second", time_retained="7 d")
+    t.manage.create_tag("first", 1)
+    t.manage.create_tag("second", time_retained="7 d")
     expect_first = rows(t.to_arrow(snapshot_id=1))
     t.write_arrow(batch("b", range(4), 3.0), overwrite=True)
     t.write_arrow(batch("b", range(2), 4.0))
-    t.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    t.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
     assert [s.id for s in t.snapshots()] == [4]
     assert rows(oracle_read(t.path, tag="first")) == expect_first
     assert rows(oracle_read(t.path, tag="second")) == rows(t.to_arrow(tag="second"))
@@ -37,12 +37,12 @@ def test_pypaimon_reads_tags_and_expired_tagged_snapshot(catalog):
 def test_pypaimon_reads_rolled_back_table(catalog):
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
     t.write_arrow(batch("a", range(5), 1.0))
-    t.create_tag("v1")
+    t.manage.create_tag("v1")
     expect = rows(t.to_arrow())
     t.write_arrow(batch("a", range(5), 2.0), overwrite=True)
     t.write_arrow(batch("c", range(2), 3.0))
-    t.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
-    t.rollback_to(tag="v1")  # snapshot 1 had expired: restored from the tag
+    t.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    t.manage.rollback_to(tag="v1")  # snapshot 1 had expired: restored from the tag
     assert rows(oracle_read(t.path)) == expect
     assert rows(oracle_read(t.path, snapshot_id=1)) == expect
     t.write_arrow(batch("z", [9], 9.0))

@@ -27,14 +27,14 @@ def test_orphans_older_than_threshold_only(catalog):
     young = f"{bucket}/data-inflight-0.parquet"
     open(young, "wb").write(b"in flight")
     schema_files = sorted(os.listdir(f"{t.path}/schema"))
-    dry = t.remove_orphan_files(dry_run=True)
+    dry = t.maintenance.remove_orphan_files(dry_run=True)
     assert sorted(dry.deleted) == sorted(os.path.relpath(p, t.path) for p in stray)
     assert all(os.path.exists(p) for p in stray)
-    done = t.remove_orphan_files()  # default threshold: one day ago
+    done = t.maintenance.remove_orphan_files()  # default threshold: one day ago
     assert sorted(done.deleted) == sorted(dry.deleted) and done.bytes == 16
     assert not any(os.path.exists(p) for p in stray)
     assert not os.path.exists(f"{t.path}/dt=zz")  # empty partition directory removed
     assert os.path.exists(young)
     assert sorted(os.listdir(f"{t.path}/schema")) == schema_files
     assert rows(t.to_arrow()) == [("a", 1, 1.0), ("a", 2, 1.0)]
-    assert t.remove_orphan_files(older_than_ms=FUTURE).deleted == ("dt=a/bucket-0/data-inflight-0.parquet",)
+    assert t.maintenance.remove_orphan_files(older_than_ms=FUTURE).deleted == ("dt=a/bucket-0/data-inflight-0.parquet",)

@@ -54,15 +54,15 @@ def test_old_partitions_are_dropped_and_their_files_reclaimed(catalog):
     assert table.latest_snapshot().commit_kind == "APPEND"
     assert sorted(table.to_arrow()["dt"].to_pylist()) == sorted(days)
     now = dt.datetime.combine(today, dt.time(12))
-    dropped = table.expire_partitions(now_ms=_ms(now))
+    dropped = table.maintenance.expire_partitions(now_ms=_ms(now))
     assert dropped == [{"dt": days[0]}, {"dt": days[1]}]
     latest = table.latest_snapshot()
     assert latest.commit_kind == "OVERWRITE"
     assert sorted(table.to_arrow()["dt"].to_pylist()) == sorted(days[2:])
     assert table.to_arrow(snapshot_id=latest.id - 1).num_rows == 4  # time travel still sees them
-    assert table.expire_partitions(now_ms=_ms(now)) == []
-    table.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
-    table.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
+    assert table.maintenance.expire_partitions(now_ms=_ms(now)) == []
+    table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
+    table.maintenance.remove_orphan_files(older_than_ms=FAR_FUTURE_MS)
     remaining = {p.parent.parent.name for p in Path(table.path).rglob("*.parquet")}
     assert remaining == {f"dt={d}" for d in days[2:]}
 
@@ -91,7 +91,7 @@ def test_pattern_and_formatter_over_several_partition_keys(catalog):
         },
     )
     table.write_arrow(pa.table({"day": ["20990101", "20990101", "20990102"], "hour": pa.array([8, 10, 9], pa.int32()), "id": [1, 2, 3]}))
-    dropped = table.expire_partitions(now_ms=_ms(dt.datetime(2099, 1, 1, 10, 30)))
+    dropped = table.maintenance.expire_partitions(now_ms=_ms(dt.datetime(2099, 1, 1, 10, 30)))
     assert dropped == [{"day": "20990101", "hour": 8}]
     assert sorted(table.to_arrow()["id"].to_pylist()) == [2, 3]
 
@@ -111,7 +111,7 @@ def test_bad_expiration_options_are_refused_at_creation(catalog):
         catalog.create_table("db.b", schema=SCHEMA, partition_keys=["dt"], options={"partition.expiration-strategy": "update-time"})
     table = catalog.create_table("db.c", schema=SCHEMA, partition_keys=["dt"])
     with pytest.raises(OptionError, match="partition.expiration-time"):
-        table.expire_partitions()
+        table.maintenance.expire_partitions()
 
 
 def test_drop_partitions_validates_keys(catalog):

@@ -44,7 +44,7 @@ def test_compact_and_write_arrow_run_it_once_per_commit(catalog):
 def test_automatic_tags_from_new_commit(catalog):
     t = _table(catalog, **{"tag.automatic-creation": "process-time", "tag.creation-period": "daily"})
     _commit_via_new_commit(t, batch("a", [1], 1.0))  # tags the period that ended before this commit
-    assert [tag.snapshot_id for tag in t.tags()] == [1]
+    assert [tag.snapshot_id for tag in t.manage.tags()] == [1]
 
 
 def test_maintenance_failure_is_logged_not_raised(catalog, caplog):

@@ -29,10 +29,10 @@ def ids(table: pa.Table) -> list[int]:
 
 
 def test_tag_and_rollback_by_watermark(table):
-    tag = table.create_tag("w", watermark=150)
+    tag = table.manage.create_tag("w", watermark=150)
     assert tag.snapshot_id == 3
-    rolled = table.rollback_to(watermark=250)  # the last snapshot whose watermark is <= 250
+    rolled = table.manage.rollback_to(watermark=250)  # the last snapshot whose watermark is <= 250
     assert rolled.id == 3 and table.latest_snapshot().id == 3
     assert ids(table.to_arrow()) == [1, 2, 3]
     with pytest.raises(SnapshotNotFoundError):
-        table.rollback_to(watermark=50)
+        table.manage.rollback_to(watermark=50)

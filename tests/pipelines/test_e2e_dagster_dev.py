@@ -213,7 +213,7 @@ def test_dagster_dev_runs_a_partition_and_shows_the_asset_graph(tmp_path):
         orders = lake.get_table("tpch.orders")
         ingest = [s for s in orders.snapshots() if s.commit_user == "ingest-orders"]
         assert len(ingest) == 1 and orders.to_arrow(columns=["dt"]).column("dt").to_pylist().count(DAY) > 0
-        assert orders.consumers()["mart-revenue"] > ingest[0].id
+        assert orders.manage.consumers()["mart-revenue"] > ingest[0].id
         assert lake.get_table("tpch.mart_daily_nation_revenue").to_arrow().num_rows > 0
 
         shot = tmp_path / "asset-graph.png"

@@ -83,7 +83,7 @@ def test_revenue_feed_retracts_and_is_exactly_once(tables, monkeypatch):
     )
     first = feed.run(apply)
     assert (first.start, first.through, first.recovered) == (None, 1, None)  # first run: full read
-    assert orders.consumers() == {"mart-revenue": 2}
+    assert orders.manage.consumers() == {"mart-revenue": 2}
     assert first.snapshot.commit_identifier == 1 and first.snapshot.commit_user == "mart-revenue"
     assert (
         _revenue(mart)
@@ -106,7 +106,7 @@ def test_revenue_feed_retracts_and_is_exactly_once(tables, monkeypatch):
     with pytest.raises(RuntimeError, match="killed before checkpoint"):
         feed.run(apply)
     monkeypatch.undo()
-    assert orders.consumers() == {"mart-revenue": 2}  # not moved
+    assert orders.manage.consumers() == {"mart-revenue": 2}  # not moved
     landed = mart.latest_snapshot()
     assert (landed.commit_user, landed.commit_identifier) == ("mart-revenue", 2)
     assert _revenue(mart) == _expected(orders)
@@ -118,7 +118,7 @@ def test_revenue_feed_retracts_and_is_exactly_once(tables, monkeypatch):
     assert again.recovered == 2 and again.start == 3 and again.through == 3 and again.change_rows == 1
     # one commit since (the mart compacts fully on every commit for its Iceberg metadata: APPEND + COMPACT)
     assert again.snapshot.commit_identifier == 3 and {s.commit_identifier for s in mart.snapshots() if s.id > landed.id} == {3}
-    assert orders.consumers() == {"mart-revenue": 4}
+    assert orders.manage.consumers() == {"mart-revenue": 4}
     assert (
         _revenue(mart)
         == _expected(orders)

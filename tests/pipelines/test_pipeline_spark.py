@@ -139,7 +139,7 @@ def test_daily_tags_and_retention(ran):
     lake = pipeline.catalog.open()
     for name in ("orders", "lineitem"):
         table = lake.get_table(f"tpch.{name}")
-        tags = {t.name: t.snapshot_id for t in table.tags()}
+        tags = {t.name: t.snapshot_id for t in table.manage.tags()}
         assert sorted(tags) == [FIRST, "1992-01-02", LAST]
         day1 = table.to_arrow(tag=FIRST)
         assert set(day1.column("dt").to_pylist()) == {FIRST}
@@ -159,9 +159,9 @@ def test_marts(ran):
     orders_table = lake.get_table("tpch.orders")
     assert orders_table.options.changelog_producer == "lookup"
     last_ingest = max(s.id for s in orders_table.snapshots() if s.commit_user == "ingest-orders")
-    positions = orders_table.consumers()
+    positions = orders_table.manage.consumers()
     assert positions["mart-revenue"] > last_ingest and positions["status-from-orders"] > last_ingest
-    assert lake.get_table("tpch.lineitem").consumers()["status-from-lineitem"] > 1
+    assert lake.get_table("tpch.lineitem").manage.consumers()["status-from-lineitem"] > 1
     revenue_commits = [s for s in lake.get_table("tpch.mart_daily_nation_revenue").snapshots() if s.commit_user == "mart-revenue"]
     assert revenue_commits and all(s.commit_identifier < positions["mart-revenue"] for s in revenue_commits)
     status = lake.get_table("tpch.mart_order_status").to_arrow()

@@ -187,7 +187,7 @@ def test_stream_then_consumer_restart_sees_each_change_once(tmp_path) -> None:
     changes = [(r["_row_kind"], r["id"]) for batch in restarted for r in batch.to_pylist()]
     assert changes == [("+U", 3), ("-D", 1)]
     assert restarted.checkpoint() == table.latest_snapshot().id + 1
-    assert table.consumers() == {"job": table.latest_snapshot().id + 1}
+    assert table.manage.consumers() == {"job": table.latest_snapshot().id + 1}
     assert list(table.stream(consumer_id="job")) == []
 
 

@@ -89,7 +89,7 @@ def test_lakestore_writes_external_paths_that_pypaimon_reads(catalog, tmp_path, 
         assert_same_rows(oracle_read(t.path, native=True), expected, ["dt", "id"])
     # expiration removes the external files only the expired snapshots referenced
     before = set(_parquet_files(tmp_path / "ext1")) | set(_parquet_files(tmp_path / "ext2"))
-    t.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
+    t.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
     after = set(_parquet_files(tmp_path / "ext1")) | set(_parquet_files(tmp_path / "ext2"))
     live = {e.file.external_path[len("file:") :] for e in _entries(t)}
     assert live <= after < before
@@ -194,7 +194,7 @@ def test_prefixes_suffix_and_directory(catalog, primary_key):
     open(stray, "wb").write(b"junk")
     old = time.time() - 3 * 86400
     os.utime(stray, (old, old))
-    done = t.remove_orphan_files()
+    done = t.maintenance.remove_orphan_files()
     assert done.deleted == (f"data/dt=a/{bucket}/d-stray-0.zst.parquet",)
     assert_same_rows(t.to_arrow(), expected, ["dt", "id"])
 
@@ -238,9 +238,9 @@ def test_lakestore_reads_compacts_and_cleans_pypaimon_external_paths(tmp_path, p
     assert manifests  # pypaimon decodes what lakestore wrote
     assert_same_rows(t.to_arrow(), expected, ["dt", "id"] if primary_key else ["dt", "id", "v"])
     assert_same_rows(oracle_read(t.path), expected, ["dt", "id"] if primary_key else ["dt", "id", "v"])
-    done = t.remove_orphan_files(older_than_ms=4_102_444_800_000)
+    done = t.maintenance.remove_orphan_files(older_than_ms=4_102_444_800_000)
     assert done.deleted == ()  # every external file is referenced by some snapshot
-    t.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
+    t.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
     live = {os.path.normpath(local_path(e.file.external_path)) for e in _entries(t)}
     assert set(_parquet_files(ext)) == live
     assert_same_rows(t.to_arrow(), expected, ["dt", "id"] if primary_key else ["dt", "id", "v"])
@@ -280,7 +280,7 @@ def test_orphan_cleanup_lists_the_external_bucket_directories_only(catalog, tmp_
         path.write_bytes(b"junk")
         old = time.time() - 3 * 86400
         os.utime(path, (old, old))
-    done = t.remove_orphan_files()
+    done = t.maintenance.remove_orphan_files()
     assert done.deleted == (str(stray),)
     assert not stray.exists() and unrelated.exists()
     assert t.to_arrow().num_rows == 2

@@ -83,7 +83,7 @@ def test_external_paths_and_names_both_ways(tmp_path, creator):
     assert expected.filter(pa.compute.equal(expected["dt"], "b")).sort_by("id")["v"].to_pylist() == [3.0, 4.0, 3.0]
     _same(java.read(warehouse, "db.t"), expected)
     # expiration by lakestore removes the external files only expired snapshots held
-    t.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
+    t.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0)
     files = {os.path.normpath(p) for p in glob.glob(f"{tmp_path}/ext*/**/*.parquet", recursive=True)}
     assert files == {os.path.normpath(e.file.external_path[len("file:") :]) for e in _entries(t)}
     _same(java.read(warehouse, "db.t"), expected)

@@ -66,8 +66,8 @@ def test_reads_only_real_buckets_then_writes_and_compacts(tmp_path):
     # lakestore postpones its rows too, and maintenance keeps every postponed file
     t.write_arrow(pa.table({"dt": ["a"], "id": [5], "v": [3.0]}, schema=SCHEMA))
     assert t.to_arrow().num_rows == 4
-    t.expire_snapshots(num_retained_min=1)
-    assert t.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000).deleted == ()
+    t.maintenance.expire_snapshots(num_retained_min=1)
+    assert t.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000).deleted == ()
     assert len(glob.glob(f"{table_dir}/dt=a/bucket-postpone/*.parquet")) == 2
     # the compaction gives them real buckets: dt=a keeps its 2, dt=b gets postpone.default-bucket-num
     [snapshot] = t.compact()

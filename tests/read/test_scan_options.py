@@ -58,8 +58,8 @@ def test_diff_reads_what_changed_between_two_snapshots(table):
     assert values(table.to_arrow(incremental_between="2,4", incremental_scan_mode="diff")) == ["b2", "c1", "c5"]
     table.compact(full=True)  # 5: one file per bucket, none shared with snapshot 3
     assert values(table.to_arrow(incremental_between="3,5", incremental_scan_mode="diff")) == []
-    table.create_tag("t1", 1)
-    table.create_tag("t4", 4)
+    table.manage.create_tag("t1", 1)
+    table.manage.create_tag("t4", 4)
     assert values(table.to_arrow(incremental_between="t1,t4")) == ["b2", "b4", "c1", "c5"]
 
 
@@ -157,7 +157,7 @@ def test_fallback_branch_reads_missing_partitions(catalog):
     schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
     t = catalog.create_table("db.p", schema=schema, primary_keys=["dt", "id"], partition_keys=["dt"], options={"bucket": "1"})
     t.write_arrow(pa.table({"dt": ["a", "b"], "id": [1, 1], "v": ["main-a", "main-b"]}, schema=schema))
-    t.create_branch("fb").write_arrow(pa.table({"dt": ["b", "c"], "id": [1, 1], "v": ["fb-b", "fb-c"]}, schema=schema))
+    t.manage.create_branch("fb").write_arrow(pa.table({"dt": ["b", "c"], "id": [1, 1], "v": ["fb-b", "fb-c"]}, schema=schema))
     t = catalog.alter_table("db.p", [SetOption("scan.fallback-branch", "fb")])
     assert sort_rows(t.to_arrow(columns=["v"])) == [{"v": "fb-c"}, {"v": "main-a"}, {"v": "main-b"}]
     assert t.to_arrow(filter=Column("dt") == "c")["v"].to_pylist() == ["fb-c"]

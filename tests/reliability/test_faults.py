@@ -84,7 +84,7 @@ def test_one_percent_faults_never_corrupt(tmp_path, kind, seed):
     refs = assert_consistent(table.path)
     assert not [p for p in refs if os.path.basename(p).startswith(".")], "a temporary file is referenced"
     # Failures leave only unreferenced files behind; orphan cleanup removes them all.
-    clean.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    clean.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
     assert all_files(table.path) == refs
     assert sorted_rows(lakestore.Table(table.path).to_arrow()) == sorted(model.values())
 

@@ -102,13 +102,13 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, di
         table = catalog.create_table("sec.t", schema=schema, partition_keys=["dt"], exist_ok=True)
         if table.latest_snapshot() is None:
             table.write_arrow(pa.table({"dt": ["a"], "id": pa.array([1], pa.int64())}))
-        if "v1" not in [tag.name for tag in table.tags()]:
-            table.create_tag("v1", 1)
+        if "v1" not in [tag.name for tag in table.manage.tags()]:
+            table.manage.create_tag("v1", 1)
         for branch in ("b2",):
-            if branch in table.branches():
-                table.delete_branch(branch)
-        if "b1" not in table.branches():
-            table.create_branch("b1", tag="v1")
+            if branch in table.manage.branches():
+                table.manage.delete_branch(branch)
+        if "b1" not in table.manage.branches():
+            table.manage.create_branch("b1", tag="v1")
         snapshot = table.snapshot(1).to_dict()
         meta = server.call("GET", "/databases/sec/tables/t", tokens["admin"])[1]
         return {

@@ -47,10 +47,10 @@ def _reset(server: Server) -> None:
     )
     if table.latest_snapshot() is None:
         table.write_arrow(pa.table({"dt": ["a"], "id": pa.array([1], pa.int64())}))
-    if "v1" not in [t.name for t in table.tags()]:
-        table.create_tag("v1", table.latest_snapshot().id)
-    if "b1" not in table.branches():
-        table.create_branch("b1", tag="v1")
+    if "v1" not in [t.name for t in table.manage.tags()]:
+        table.manage.create_tag("v1", table.latest_snapshot().id)
+    if "b1" not in table.manage.branches():
+        table.manage.create_branch("b1", tag="v1")
 
 
 def test_the_served_description_is_the_fuzzed_one(server: Server):

@@ -30,7 +30,7 @@ def test_format_paimon_round_trip_with_time_travel(spark, catalog, wh):
     table = pk_table(catalog)
     first = rows(300)
     distribute(spark.createDataFrame(first), table).write.format("paimon").mode("append").option("warehouse", wh).save("db.t")
-    table.create_tag("v1")
+    table.manage.create_tag("v1")
     update = rows(50, tag="v2")
     distribute(spark.createDataFrame(update), table).write.format("paimon").mode("append").option("warehouse", wh).save("db.t")
     assert [s.commit_kind for s in table.snapshots()] == ["APPEND", "APPEND"]

@@ -68,7 +68,7 @@ def _check_orphans_removed(table, crashed: set[str]) -> None:
     assert crashed and not crashed & referenced, "a snapshot references a file of the killed attempt"
     assert crashed <= data_file_names(table.path), "the killed attempt's files should be on disk"
     before = table.to_arrow()
-    result = table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    result = table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
     deleted = {path.rsplit("/", 1)[-1] for path in result.deleted}
     assert crashed <= deleted and not deleted & referenced
     assert data_file_names(table.path) <= referenced  # nothing but referenced data files remains
@@ -121,7 +121,7 @@ def test_a_failed_write_commits_nothing_and_a_rerun_commits_once(cluster, catalo
     assert len(fired) >= 2, "no task ran out of attempts"
     crashed = set().union(*(crashed_files(m) for m in fired))
     assert table.latest_snapshot() is None
-    result = table.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    result = table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
     assert crashed <= {p.rsplit("/", 1)[-1] for p in result.deleted}
     assert not data_file_names(table.path)
     snapshot = write_dataframe(cluster.createDataFrame(data), table, commit_user="job", commit_identifier=5)

@@ -47,7 +47,7 @@ def test_stream_read_start_modes_and_consumer(spark, catalog):
     # a consumer records its position as Spark commits the source's offsets and resumes there
     opts = {"consumer-id": "c1", "snapshot-id": "1", "max-snapshots-per-trigger": "1"}
     first = run_to_memory(spark, wh, "db.t", "consumer_1", **opts)
-    assert len(first) == 25 and table.consumers() == {"c1": 2}  # batch 1 (snapshot 2) not yet confirmed
+    assert len(first) == 25 and table.manage.consumers() == {"c1": 2}  # batch 1 (snapshot 2) not yet confirmed
     table.write_arrow(rows(3, start=100))
     again = run_to_memory(spark, wh, "db.t", "consumer_2", **{"consumer-id": "c1"})
     assert sorted(r["id"] for r in again) == [0, 1, 2, 3, 4, 100, 101, 102]

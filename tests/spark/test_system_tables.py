@@ -19,7 +19,7 @@ def test_system_tables_through_the_data_source(spark, catalog):
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
     table.write_arrow(pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "v": [1.0, 2.0, 3.0]}, schema=SCHEMA))
     table.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": [5.0]}, schema=SCHEMA))
-    table.create_branch("dev")
+    table.manage.create_branch("dev")
 
     def load(name: str, **options: str):
         return spark.read.format("paimon").option("warehouse", catalog.warehouse).options(**options).load(name)

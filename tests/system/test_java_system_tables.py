@@ -82,12 +82,12 @@ def warehouse(tmp_path_factory, java) -> Path:
     java.write(wh, "db.pk", rows("2024-01-01", [2, 6], 10.0))
     pk = catalog.get_table("db.pk")
     pk.delete(lakestore.col("id") == 3)
-    pk.create_tag("t1", time_retained="36 h")
-    pk.create_tag("t2", snapshot_id=2)
-    pk.create_branch("dev", tag="t1").write_arrow(rows("2024-01-03", [7], 0.5))
+    pk.manage.create_tag("t1", time_retained="36 h")
+    pk.manage.create_tag("t2", snapshot_id=2)
+    pk.manage.create_branch("dev", tag="t1").write_arrow(rows("2024-01-03", [7], 0.5))
     java.compact(wh, "db.pk")
     catalog.get_table("db.pk").write_arrow(rows("2024-01-02", [5], -1.0))
-    catalog.get_table("db.pk").reset_consumer("reader", 3)
+    catalog.get_table("db.pk").manage.reset_consumer("reader", 3)
 
     dyn = catalog.create_table(
         "db.dyn",

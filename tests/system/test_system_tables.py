@@ -132,8 +132,8 @@ def test_audit_log_of_an_append_table(catalog):
 
 
 def test_tags_branches_consumers_options_schemas(catalog, table):
-    table.create_tag("t1", snapshot_id=1, time_retained="90 min")
-    table.create_tag("t2")
+    table.manage.create_tag("t1", snapshot_id=1, time_retained="90 min")
+    table.manage.create_tag("t2")
     tags = table.inspect.tags().to_pylist()
     assert [(t["tag_name"], t["snapshot_id"], t["record_count"], t["time_retained"]) for t in tags] == [
         ("t1", 1, 3, "PT1H30M"),
@@ -141,12 +141,12 @@ def test_tags_branches_consumers_options_schemas(catalog, table):
     ]
     assert all(abs(t["create_time"] - dt.datetime.now()) < dt.timedelta(minutes=5) for t in tags)
     assert table.inspect.files(tag="t1").num_rows == table.inspect.files(snapshot_id=1).num_rows
-    table.create_branch("dev", tag="t1")
+    table.manage.create_branch("dev", tag="t1")
     branches = table.inspect.branches().to_pylist()
     assert [b["branch_name"] for b in branches] == ["dev"]
     mtime = os.stat(f"{table.path}/branch/branch-dev").st_mtime_ns // 1_000_000
     assert branches[0]["create_time"] == pa.scalar(local_millis(mtime), pa.timestamp("ms")).as_py()
-    table.reset_consumer("job", 2)
+    table.manage.reset_consumer("job", 2)
     assert table.inspect.consumers().to_pylist() == [{"consumer_id": "job", "next_snapshot_id": 2}]
     assert dict(zip(*table.inspect.options().to_pydict().values(), strict=True)) == table.schema.options
     catalog.alter_table("db.t", [AddColumn("w", pa.string())])
@@ -200,8 +200,8 @@ def test_writes_to_a_system_table_are_refused_by_name(catalog, table):
     for call in (
         lambda: files.write_arrow(rows("a", [9])),
         lambda: files.compact(),
-        lambda: files.create_tag("x"),
-        lambda: files.expire_snapshots(),
+        lambda: files.manage.create_tag("x"),
+        lambda: files.maintenance.expire_snapshots(),
     ):
         with pytest.raises(UnsupportedTableError, match=r"system table db\.t\$files"):
             call()

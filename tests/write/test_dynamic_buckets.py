@@ -176,8 +176,8 @@ def test_expiration_and_orphan_cleanup_keep_exactly_the_live_index_files(tmp_pat
         table.write_arrow(_rows("a", list(range(start, start + 4))))
     index_dir = os.path.join(table.path, "index")
     assert len(os.listdir(index_dir)) > len(table.index_files())
-    table.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
-    table.remove_orphan_files(older_than_ms=2**62)
+    table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
+    table.maintenance.remove_orphan_files(older_than_ms=2**62)
     assert sorted(os.listdir(index_dir)) == sorted(f.file_name for f in table.index_files())
     table.write_arrow(_rows("a", [1, 50]))
     assert sorted(table.to_arrow()["id"].to_pylist()) == [*range(9), 50]
