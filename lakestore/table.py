@@ -15,21 +15,18 @@ from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commit
 from lakestore.compact import BucketCompactor, deletion_vectors_of
 from lakestore.dml import delete_rows, update_rows, upsert_rows
-from lakestore.errors import PartitionValueError, SchemaMismatchError, UnsupportedTableError
+from lakestore.errors import PartitionValueError, UnsupportedTableError
 from lakestore.iceberg import IcebergSources, after_expire, iceberg_enabled, write_iceberg_metadata
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle import after_commit
-from lakestore.lifecycle.branches import two_branch_parts
-from lakestore.lifecycle.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
-from lakestore.lifecycle.incremental import Bounds, Incremental, IncrementalRead
+from lakestore.lifecycle.incremental import Bounds
 from lakestore.lifecycle.tags import TagManager
 from lakestore.maintenance import TableMaintenance
 from lakestore.manage import TableManagement
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
-from lakestore.meta.file_scan import live_entries
 from lakestore.meta.kinds import CommitKind, StreamStart
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import CoreOptions
@@ -37,12 +34,11 @@ from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.read.changes import ChangeReader, StreamScan
-from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import Levels, ScanPlanner, Split
+from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
-from lakestore.read.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options
-from lakestore.scan import ScanArgs, ScanSpec, TableScan, scan_spec
+from lakestore.scan import ScanArgs, StoreScan, TableScan, scan_spec
+from lakestore.scan.executor import select_columns
 from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState
 from lakestore.write.file_writer import DataFileWriter
@@ -520,65 +516,12 @@ class Table:
             TagNotFoundError: the tag does not exist.
             ValueError: more than one of the arguments.
         """
-        return resolve(self.store, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark)
+        return StoreScan(self.store).resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
 
     def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
         """The schema a time-travel read of ``snapshot`` sees: the one the snapshot was written
         with (its ``schemaId``), under the table's current options, as Paimon reads it."""
         return self.store.schema_at(snapshot)
-
-    def _read_target(
-        self, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None, watermark: int | None = None
-    ) -> tuple[Snapshot | None, TableSchema]:
-        """The snapshot to read and its schema: the current schema for the latest snapshot, the
-        snapshot's own schema when time travel names one. Without time-travel arguments, the
-        table's own ``scan.*`` options decide, as Paimon's batch reads honour them."""
-        self.schema.require_supported("read", table=self.path)
-        if snapshot_id is None and tag is None and timestamp_ms is None and watermark is None:
-            scan = scan_from_options(self.store, self.schema.options)
-            if scan.incremental:
-                raise ValueError(f"table {self.identifier} has incremental-between options: read it with to_arrow / to_batches")
-            if not scan.travel:
-                return self.resolve_snapshot(), self.schema
-            snapshot = self.resolve_snapshot(**scan.travel)
-            return snapshot, self.schema_at(snapshot)
-        snapshot = self.resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
-        return snapshot, self.schema_at(snapshot)
-
-    def _incremental(
-        self,
-        between: Bounds | None,
-        between_timestamp: Bounds | None,
-        mode: str | None,
-        travel: Sequence[Any],
-    ) -> Incremental | None:
-        """The incremental read of the arguments, else of the table's options (None: none)."""
-        if between is not None or between_timestamp is not None:
-            if any(x is not None for x in travel):
-                raise ValueError("give time travel (snapshot_id=, tag=, timestamp_ms=, watermark=) or an incremental read, not both")
-            options = self.schema.options
-            tag_to_snapshot = str(options.get("incremental-between-tag-to-snapshot", "false")).strip().lower() == "true"
-            return Incremental.of(
-                between, between_timestamp, mode or options.get("incremental-between-scan-mode"), tag_to_snapshot=tag_to_snapshot
-            )
-        if mode is not None:
-            raise ValueError("incremental_scan_mode needs incremental_between= or incremental_between_timestamp=")
-        if any(x is not None for x in travel):
-            return None
-        self.schema.require_supported("read", table=self.path)
-        if not scan_from_options(self.store, self.schema.options).incremental:
-            return None
-        return Incremental.from_options(self.schema.options)
-
-    def _read_incremental(self, spec: Incremental, columns: Sequence[str] | None, filter: Predicate | None, limit: int | None) -> pa.Table:  # noqa: A002
-        self.schema.require_supported("read", table=self.path)
-        selected = self._columns(columns)
-        if filter is not None:
-            unknown = [c for c in filter.columns() if c not in self.schema.field_names]
-            if unknown:
-                raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {self.schema.field_names})")
-        rows = IncrementalRead(self.store, spec).read(selected, filter).drop_columns([_INCREMENTAL_KIND])
-        return rows if limit is None else rows.slice(0, limit)
 
     def plan(
         self,
@@ -636,27 +579,11 @@ class Table:
             incremental_between_timestamp=incremental_between_timestamp,
             incremental_scan_mode=incremental_scan_mode,
         )
-        return TableScan(self, spec)
-
-    def _scan_name(self) -> str:
-        return self.identifier
-
-    def _scan_plan(self, spec: ScanSpec) -> list[Split]:
-        snapshot, schema = self._read_target(*spec.travel)
-        return self._plan_splits(snapshot, schema, spec.filter, self._created_after(*spec.travel))
+        return TableScan(StoreScan(self.store), spec)
 
     def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
         """The reader of this table's splits (``plan()``), with ``schema`` (default: the latest)."""
         return self.store.split_reader(schema)
-
-    def _columns(self, columns: Sequence[str] | None, schema: TableSchema | None = None) -> list[str]:
-        names = (schema or self.schema).field_names
-        if columns is None:
-            return names
-        unknown = [c for c in columns if c not in names]
-        if unknown:
-            raise SchemaMismatchError(f"unknown columns {unknown} (columns: {names})")
-        return list(columns)
 
     def to_arrow(
         self,
@@ -714,22 +641,6 @@ class Table:
             incremental_scan_mode=incremental_scan_mode,
         ).to_arrow()
 
-    def _scan_arrow(self, spec: ScanSpec) -> pa.Table:
-        columns, filter, limit = spec.columns, spec.filter, spec.limit  # noqa: A001
-        incremental = self._incremental(
-            spec.incremental_between, spec.incremental_between_timestamp, spec.incremental_scan_mode, spec.travel
-        )
-        if incremental is not None:
-            return self._read_incremental(incremental, columns, filter, limit)
-        snapshot, schema = self._read_target(*spec.travel)
-        two = self._two_branch_read(snapshot, schema, columns, filter, spec.travel)
-        if two is not None:
-            rows = pa.concat_tables(list(two[0]))
-            return rows if limit is None else rows.slice(0, limit)
-        created_after = self._created_after(*spec.travel)
-        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
-        return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema, limit=limit)
-
     def to_batches(self, *, batch_size: int | None = None, **scan: Unpack[ScanArgs]) -> Iterator[pa.RecordBatch]:
         """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
         batches, read split by split: memory holds a few splits' (or data files') rows at a
@@ -757,112 +668,6 @@ class Table:
             ValueError: time travel and an incremental range given together.
         """
         return self.scan(**scan).to_arrow_batch_reader(batch_size=batch_size)
-
-    def _scan_reader(self, spec: ScanSpec, batch_size: int | None) -> pa.RecordBatchReader:
-        columns, filter, limit = spec.columns, spec.filter, spec.limit  # noqa: A001
-        incremental = self._incremental(
-            spec.incremental_between, spec.incremental_between_timestamp, spec.incremental_scan_mode, spec.travel
-        )
-        if incremental is not None:
-            rows = self._read_incremental(incremental, columns, filter, limit)
-            return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches(max_chunksize=batch_size))
-        snapshot, schema = self._read_target(*spec.travel)
-        two = self._two_branch_read(snapshot, schema, columns, filter, spec.travel)
-        if two is not None:
-            rows = pa.concat_tables(list(two[0]))
-            rows = rows if limit is None else rows.slice(0, limit)
-            return pa.RecordBatchReader.from_batches(two[1], rows.to_batches(max_chunksize=batch_size))
-        created_after = self._created_after(*spec.travel)
-        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter, created_after)
-        tables = self.split_reader(schema).iter_tables(splits, selected, filter, limit=limit)
-        batches = (b for t in tables for b in t.cast(arrow_schema).to_batches(max_chunksize=batch_size))
-        return pa.RecordBatchReader.from_batches(arrow_schema, batches)
-
-    def _two_branch_read(
-        self,
-        snapshot: Snapshot | None,
-        schema: TableSchema,
-        columns: Sequence[str] | None,
-        filter: Predicate | None,  # noqa: A002
-        travel: tuple[Any, ...],
-    ) -> tuple[Iterator[pa.Table], pa.Schema] | None:
-        """A batch read over this branch and its ``scan.fallback-branch`` (or ``scan.primary-branch``),
-        as Paimon's ``FallbackReadFileStoreTable``: per branch, the rows of the partitions it
-        serves; None when the table reads one branch."""
-        options = self.schema.options
-        if not (str(options.get("scan.fallback-branch") or "").strip() or str(options.get("scan.primary-branch") or "").strip()):
-            return None
-        names = ("snapshot_id", "tag", "timestamp_ms", "watermark")
-        given = {k: v for k, v in zip(names, travel, strict=True) if v is not None}
-        if not given:
-            given = scan_from_options(self.store, options).travel or {}
-        selected = self._columns(columns, schema)
-        if filter is not None:
-            unknown = [c for c in filter.columns() if c not in schema.field_names]
-            if unknown:
-                raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
-        parts = two_branch_parts(self.store, snapshot, schema, selected, filter, given)
-        if parts is None:
-            return None
-        full = schema.arrow_schema()
-        output = pa.schema([full.field(c) for c in selected])
-
-        def tables() -> Iterator[pa.Table]:
-            for part in parts:
-                if part.splits:
-                    theirs = pa.schema([pa.field(c, f.type, f.nullable) for c, f in zip(part.columns, output, strict=True)])
-                    rows = part.reader.read_all(part.splits, part.columns, filter, theirs)
-                    yield rows.rename_columns(selected).cast(output)
-            yield output.empty_table()
-
-        return tables(), output
-
-    def _created_after(self, *travel: Any) -> int | None:
-        """``scan.file-creation-time-millis`` of the table's options, unless the read names a snapshot."""
-        if any(x is not None for x in travel):
-            return None
-        return scan_from_options(self.store, self.schema.options).created_after
-
-    def _plan_splits(
-        self, snapshot: Snapshot | None, schema: TableSchema, filter: Predicate | None, created_after: int | None = None
-    ) -> list[Split]:  # noqa: A002
-        """The splits of a batch read: ``scan.bucket`` applied; with ``created_after`` only the files
-        created at or after it (Paimon's ``FileCreationTimeStartingScanner``)."""
-        levels = None
-        if created_after is not None:
-            names = {
-                e.file.file_name
-                for e in live_entries(self.manifests(), snapshot)
-                if e.file.creation_time_ms is not None and file_created_epoch_ms(e.file.creation_time_ms) >= created_after
-            }
-            levels = Levels(low=1 << 30, files=frozenset(names))  # the named files only, whatever their level
-        return only_scan_bucket(self.schema.options, ScanPlanner(schema, self.manifests()).plan(snapshot, filter, levels=levels))
-
-    def _read_plan(
-        self,
-        snapshot: Snapshot | None,
-        schema: TableSchema,
-        columns: Sequence[str] | None,
-        filter: Predicate | None,  # noqa: A002
-        created_after: int | None = None,
-    ) -> tuple[list[str], list[Split], pa.Schema]:
-        # row-tracking tables: _ROW_ID and _SEQUENCE_NUMBER on request (Paimon's $row_tracking columns)
-        tracking = ROW_TRACKING_FIELDS if schema.core_options().row_tracking and not schema.primary_keys else {}
-        plain = None if columns is None else [c for c in columns if c not in tracking or c in schema.field_names]
-        selected = self._columns(plain, schema)  # validates the table's own columns
-        if columns is not None:
-            selected = list(columns)
-        if filter is not None:
-            unknown = [c for c in filter.columns() if c not in schema.field_names]
-            if unknown:
-                raise SchemaMismatchError(f"filter names unknown columns {unknown} (columns: {schema.field_names})")
-        splits = self._plan_splits(snapshot, schema, filter, created_after)
-        full = schema.arrow_schema()
-        return selected, splits, pa.schema([full.field(c) if c in schema.field_names else tracking[c] for c in selected])
-
-    def _read(self, snapshot: Snapshot | None, schema: TableSchema, columns: Sequence[str] | None, filter: Predicate | None) -> pa.Table:  # noqa: A002
-        selected, splits, arrow_schema = self._read_plan(snapshot, schema, columns, filter)
-        return self.split_reader(schema).read_all(splits, selected, filter, arrow_schema)
 
     def to_pandas(self, **scan: Unpack[ScanArgs]) -> pd.DataFrame:
         """The rows of ``table.scan(**scan)`` as a pandas DataFrame."""
@@ -906,7 +711,7 @@ class Table:
             end = self.snapshot_manager.latest_id() or 0
         elif self.snapshot_manager.exists(end):
             schema = self.schema_at(self.snapshot_manager.get(end))
-        return self._change_reader(schema).changes_between(from_snapshot_id, end, self._columns(columns, schema))
+        return self._change_reader(schema).changes_between(from_snapshot_id, end, select_columns(schema, columns))
 
     def stream(
         self,
@@ -950,7 +755,7 @@ class Table:
                 " which lakestore's streams do not follow (they are honoured by batch reads only)",
                 options=tuple(scan_keys),
             )
-        selected = self._columns(columns)
+        selected = select_columns(self.schema, columns)
         full = self.schema.arrow_schema()
         output = pa.schema([full.field(c) for c in selected])
         return StreamScan(

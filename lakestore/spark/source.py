@@ -49,7 +49,7 @@ from pyspark.sql.types import StructType
 
 from lakestore.commit.protocol import commit_kind, find_landed
 from lakestore.read.predicate import Predicate
-from lakestore.scan import TableScan
+from lakestore.scan import StoreScan, TableScan
 from lakestore.spark.options import (
     MAX_PARTITIONS,
     SOURCE_NAME,
@@ -99,7 +99,7 @@ class PaimonReader(DataSourceReader):
         if self.pushed is not None:
             spec = with_filter(spec, self.pushed)
         schema = scan_schema(table, spec)
-        splits = TableScan(table, spec).plan()
+        splits = TableScan(StoreScan(table.store), spec).plan()
         if spec.limit is not None:
             groups = [splits]  # one task reads the first rows in read order, stopping at the limit
         else:

@@ -1,5 +1,6 @@
 """The scan object: what a batch read of a table asks for (columns, filter, time travel or an
-incremental range, limit), as an immutable value that the table executes.
+incremental range, limit), as an immutable value that a ``StoreScan`` of the table's store executes
+(``lakestore.scan.executor``).
 
 ``table.scan(...)`` returns a :class:`TableScan`; ``.filter()`` / ``.select()`` / ``.limit()``
 return new scans, and ``.plan()`` / ``.count()`` / ``.to_arrow()`` / ``.to_batches()`` /
@@ -56,15 +57,16 @@ class ScanSpec:
 
 
 class ScanSource(Protocol):
-    """What executes a scan (``lakestore.Table``)."""
+    """What executes a scan (``lakestore.scan.StoreScan``, over a table's ``FileStore``)."""
 
-    def _scan_arrow(self, spec: ScanSpec) -> pa.Table: ...
+    @property
+    def name(self) -> str: ...
 
-    def _scan_reader(self, spec: ScanSpec, batch_size: int | None) -> pa.RecordBatchReader: ...
+    def plan(self, spec: ScanSpec) -> list[Split]: ...
 
-    def _scan_plan(self, spec: ScanSpec) -> list[Split]: ...
+    def read_arrow(self, spec: ScanSpec) -> pa.Table: ...
 
-    def _scan_name(self) -> str: ...
+    def read_batches(self, spec: ScanSpec, batch_size: int | None) -> pa.RecordBatchReader: ...
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ class TableScan:
             SnapshotNotFoundError: the time-travel target does not exist.
             UnsupportedTableError: the table uses a feature lakestore cannot read.
         """
-        return self.source._scan_plan(self.spec)
+        return self.source.plan(self.spec)
 
     def to_arrow(self) -> pa.Table:
         """The rows (merge-on-read) as one Arrow table.
@@ -115,11 +117,11 @@ class TableScan:
             SnapshotNotFoundError: the time-travel target does not exist.
             UnsupportedTableError: the table uses a feature lakestore cannot read.
         """
-        return self.source._scan_arrow(self.spec)
+        return self.source.read_arrow(self.spec)
 
     def to_arrow_batch_reader(self, *, batch_size: int | None = None) -> pa.RecordBatchReader:
         """The rows as a ``pyarrow.RecordBatchReader``, read split by split (bounded memory)."""
-        return self.source._scan_reader(self.spec, batch_size)
+        return self.source.read_batches(self.spec, batch_size)
 
     def to_batches(self, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
         """The rows of ``to_arrow`` in the same order, as record batches read split by split."""
@@ -133,7 +135,7 @@ class TableScan:
             narrow = dataclasses.replace(self.spec, columns=tuple(first))
         else:
             narrow = self.spec
-        return sum(batch.num_rows for batch in self.source._scan_reader(narrow, None))
+        return sum(batch.num_rows for batch in self.source.read_batches(narrow, None))
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """The Arrow C stream of the rows: DuckDB, Polars and pyarrow read a scan directly."""
@@ -168,7 +170,7 @@ class TableScan:
         except ImportError as exc:
             raise ImportError("to_duckdb() needs the 'duckdb' package") from exc
         con = connection or duckdb.connect()
-        view = name or self.source._scan_name().replace(".", "_")
+        view = name or self.source.name.replace(".", "_")
         con.register(view, self.to_arrow())
         return con.table(view)
 
