@@ -31,7 +31,7 @@ from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER
 from lakestore.read.predicate import Predicate
-from lakestore.scan import ScanSpec
+from lakestore.scan import ScanSpec, StoreScan
 from lakestore.table import Table
 
 SOURCE_NAME = "paimon"
@@ -185,16 +185,20 @@ def scan_of(options: Mapping[str, str]) -> ScanSpec:
 
 
 def scan_schema(table: Table, spec: ScanSpec) -> TableSchema:
-    """The schema ``spec`` reads ``table`` with (time travel: its snapshot's), its columns and
+    """The schema ``spec`` reads ``table`` with: the one of the snapshot the read sees (time
+    travel, or the table's own ``scan.*`` options, as ``Table.scan`` reads), its columns and
     filter checked against it.
 
     Raises:
         SchemaMismatchError: the scan names a column the schema does not have.
         SnapshotNotFoundError: the time-travel target does not exist.
         TagNotFoundError: the tag does not exist.
+        OptionError: the table's own options ask for an incremental read.
     """
-    travel = spec.travel
-    schema = table.schema if all(x is None for x in travel) else table.schema_at(table.resolve_snapshot(*travel))
+    try:
+        _, schema = StoreScan(table.store).read_target(spec.travel)
+    except ValueError as exc:
+        raise errors.OptionError(str(exc)) from exc
     names = schema.field_names
     unknown = [c for c in spec.columns or () if c not in names]
     unknown += sorted(c for c in (spec.filter.columns() if spec.filter is not None else ()) if c not in names)

@@ -11,6 +11,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import lakestore
+from lakestore.meta.schema_change import AddColumn, SetOption
 from lakestore.spark import read_dataframe, write_dataframe
 from tests._support import assert_same_rows, data_files
 from tests.oracle.driver import oracle_available, oracle_read
@@ -219,6 +220,24 @@ def test_read_dataframe_passes_the_whole_scan(spark, catalog):
         read_dataframe(spark, table, tag="v9")
     with pytest.raises(ValueError, match="at most one"):
         read_dataframe(spark, table, tag="v1", snapshot_id=1)  # before any Spark job
+
+
+def test_spark_reads_the_snapshot_and_schema_the_tables_scan_options_name(spark, catalog):
+    """A table whose options say scan.snapshot-id=1 reads snapshot 1 with the schema it was written
+    with, in Spark as through Table.to_arrow (Paimon's batch reads honour scan.* options)."""
+    table = pk_table(catalog)
+    first = rows(20)
+    table.write_arrow(first)
+    catalog.alter_table("db.t", [AddColumn("extra", pa.int32())])
+    catalog.alter_table("db.t", [SetOption("scan.snapshot-id", "1")])
+    table = catalog.get_table("db.t")
+    table.write_arrow(rows(5, start=100).append_column("extra", pa.array([1] * 5, pa.int32())))
+    expected = table.to_arrow()
+    assert expected.column_names == SCHEMA.names and expected.num_rows == 20
+    df = spark.read.format("paimon").option("warehouse", catalog.warehouse).load("db.t")
+    assert df.columns == SCHEMA.names
+    assert_same_rows(df.toArrow(), expected, ["dt", "id"])
+    assert_same_rows(read_dataframe(spark, table).toArrow(), expected, ["dt", "id"])
 
 
 def test_overwrite_whole_table(spark, catalog):
