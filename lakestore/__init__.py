@@ -45,6 +45,7 @@ from lakestore.errors import (
     UnsupportedTypeError,
 )
 from lakestore.lifecycle import ExpireResult, OrphanResult
+from lakestore.lifecycle.check import TableCheck, UnreferencedCommit
 from lakestore.maintenance import TableMaintenance
 from lakestore.manage import TableManagement
 from lakestore.meta.commit_message import CommitMessage
@@ -115,6 +116,7 @@ __all__ = [
     "StreamScan",
     "Table",
     "TableAlreadyExistsError",
+    "TableCheck",
     "TableCommit",
     "TableMaintenance",
     "TableManagement",
@@ -123,6 +125,7 @@ __all__ = [
     "Tag",
     "TagAlreadyExistsError",
     "TagNotFoundError",
+    "UnreferencedCommit",
     "UnsafePublishError",
     "UnsupportedPaimonTypeError",
     "UnsupportedTableError",

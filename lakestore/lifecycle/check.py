@@ -39,11 +39,15 @@ class UnreferencedCommit:
 
 @dataclass(frozen=True, slots=True)
 class TableCheck:
+    """What ``table.maintenance.check()`` found: the number of retained snapshots it looked at
+    and the commits whose rows no snapshot holds."""
+
     snapshots: int
     unreferenced_commits: tuple[UnreferencedCommit, ...]
 
     @property
     def ok(self) -> bool:
+        """No unreferenced commit was found."""
         return not self.unreferenced_commits
 
 
