@@ -132,3 +132,37 @@ def test_an_abort_from_another_process_keeps_the_files_of_a_landed_commit(table)
     assert data_files(table) > files
     assert abort_unless_landed(table, CommitId("u", 9), "APPEND", unlanded, after_id=table.snapshot_manager.latest_id())
     assert data_files(table) == files and table.to_arrow().num_rows == 2
+
+
+@pytest.mark.parametrize("postpone", [False, True], ids=["buckets", "postpone"])
+@pytest.mark.parametrize(("point", "kept"), [("after-manifests", False), ("after-publish", True)])
+def test_a_failed_compaction_commit_follows_the_protocol(tmp_path, monkeypatch, postpone, point, kept):
+    """Compaction commits through the protocol: outputs are deleted when the commit provably did
+    not land (it failed before its publish), kept when it may have landed (after the publish)."""
+    catalog = lakestore.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "-2" if postpone else "1"})
+    for start in (0, 10):
+        table.write_arrow(pa.table({"id": list(range(start, start + 10)), "v": ["x"] * 10}, schema=SCHEMA))
+    before = data_files(table)
+    original = lakestore.store.FileStore.new_commit
+
+    def failing(self, *, commit_user, hook=None):
+        def fail(step: str) -> None:
+            if step == point:
+                raise Boom(step)
+
+        return original(self, commit_user=commit_user, hook=fail)
+
+    monkeypatch.setattr(lakestore.store.FileStore, "new_commit", failing)
+    with pytest.raises(Boom):
+        table.maintenance.compact(full=True)
+    monkeypatch.undo()
+    written = data_files(table) - before
+    if kept:
+        assert written and table.snapshot_manager.latest().commit_kind == "COMPACT"  # it landed: its files stay
+    else:
+        assert written == set() and table.snapshot_manager.latest_id() == 2  # provably not landed: nothing left
+    # postponed rows are read once a compaction lands (Paimon's postpone buckets)
+    visible = list(range(20)) if kept or not postpone else []
+    assert sorted(table.to_arrow().column("id").to_pylist()) == visible

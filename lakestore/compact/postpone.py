@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 import fastavro
 import pyarrow as pa
 
+from lakestore.commit.protocol import commit_or_abort
 from lakestore.compact import BucketCompactor
 from lakestore.errors import CommitConflictError, CorruptMetadataError, DataFileMissingError, UnsupportedTableError
 from lakestore.format.arrow_ops import from_pylist
@@ -111,13 +112,14 @@ def compact_postpone(
             count = bucket_count(partition, known, rows, target_rows=target_rows, default=options.get("postpone.default-bucket-num"))
             files = sorted(postponed.get(partition, []), key=lambda f: f.creation_time_ms or 0)
             messages += _compact_partition(table, snapshot, values, files, sorted(level0.get(partition, ())), count, user=user, full=full)
-        if not messages:
-            return []
-        return committer.commit(messages)
     except BaseException:
-        if not committer.publish_attempted:  # provably not landed: the partitions compacted so far leave nothing
-            committer.abort(messages)
+        committer.abort(messages)  # nothing was committed: the partitions compacted so far leave nothing
         raise
+    if not messages:
+        return []
+    # the one protocol: the outputs are deleted only when the commit provably did not land
+    snapshot = commit_or_abort(committer, messages, abort=lambda: committer.abort(messages))
+    return [] if snapshot is None else [snapshot]
 
 
 def _compact_partition(

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from lakestore.commit.protocol import commit_or_abort
 from lakestore.compact.bucket import BucketCompactor, deletion_vectors_of
 from lakestore.errors import UnsupportedTableError
 from lakestore.format.binary_row import decode_row
@@ -123,4 +124,7 @@ def compact_table(
             messages.append(message)
     if not messages:
         return []
-    return store.new_commit(commit_user=commit_user or f"compact-{uuid.uuid4()}").commit(messages)
+    committer = store.new_commit(commit_user=commit_user or f"compact-{uuid.uuid4()}")
+    # the one protocol: the outputs are deleted only when the commit provably did not land
+    snapshot = commit_or_abort(committer, messages, abort=lambda: committer.abort(messages))
+    return [] if snapshot is None else [snapshot]
