@@ -148,9 +148,11 @@ def commit_messages(
     check: Callable[[], None] | None = None,
     overwrite: Overwrite = None,
     commit_empty: bool = False,
+    operation: str | None = None,
 ) -> Snapshot | None:
     """Commit ``messages`` written by other processes (tasks) as ``commit_id``; returns the last
-    snapshot created or recognised (None: nothing to commit).
+    snapshot created or recognised (None: nothing to commit). ``operation``: the snapshots'
+    ``operation`` (``TableCommit.commit``).
 
     ``check`` runs first: if it raises, the messages' files are deleted (nothing was attempted).
     A failed commit deletes them only if it provably did not land (``commit_or_abort``). When
@@ -176,6 +178,7 @@ def commit_messages(
         identifier=commit_id.identifier,
         abort=lambda: committer.abort(messages),
         overwrite=None if overwrite is False else overwrite,
+        operation=operation,
     )
     if snapshot is not None and snapshot.id in committer.recognised:
         committer.abort(messages)  # an earlier commit of this CommitId landed; no snapshot names these files

@@ -3,10 +3,10 @@ lakestore's typed values (a ``ScanSpec``, an overwrite, a ``CommitId``), each pa
 
 Users of ``spark.read/write.format("paimon")`` give string options (``snapshot-id``,
 ``columns``, ``overwrite-partition``...). The Python helpers (``read_dataframe``,
-``write_dataframe``) hold typed values already and pass them encoded (``encode_value``): the
-table's FileIO, the whole scan (``ScanSpec``: columns, filter, time travel, limit) and the
-overwritten partition's typed values, so nothing goes through a string form that could not
-carry it (a partition value holding ``,`` or ``=``).
+``write_dataframe``, ``merge_into``) hold typed values already and pass them encoded
+(``encode_value``): the table's FileIO, the whole scan (``ScanSpec``: columns, filter, time
+travel, limit), the overwritten partition's typed values and the commit's operation, so nothing
+goes through a string form that could not carry it (a partition value holding ``,`` or ``=``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ from lakestore.table import Table
 SOURCE_NAME = "paimon"
 # The column ``distribute`` adds: each row's writer slot (dropped before the write).
 BUCKET_COLUMN = "__lakestore_bucket"
+# The column ``merge_into`` adds: each row's kind (``lakestore.format.kv``'s codes: -D rows of a
+# delete, +U of an update), which the write task writes the row with and drops.
+ROW_KIND_COLUMN = "__lakestore_row_kind"
 
 # Options users give.
 PATH = "path"
@@ -57,6 +60,21 @@ READ_CHANGELOG = "read.changelog"
 FILE_IO_OPTION = "lakestore.file-io"
 SCAN_OPTION = "lakestore.scan"
 OVERWRITE_OPTION = "lakestore.overwrite"
+OPERATION_OPTION = "lakestore.operation"
+# Paimon 2.0's ``Snapshot.Operation`` names: what a snapshot's ``operation`` may hold.
+OPERATIONS = frozenset(
+    {
+        "WRITE",
+        "OVERWRITE",
+        "DELETE",
+        "TRUNCATE",
+        "UPDATE",
+        "MERGE",
+        "CREATE_TABLE_AS_SELECT",
+        "REPLACE_TABLE_AS_SELECT",
+        "CREATE_OR_REPLACE_TABLE_AS_SELECT",
+    }
+)
 
 # Options that configure the source itself; every other option goes to the catalog.
 SOURCE_OPTIONS = frozenset(
@@ -78,6 +96,7 @@ SOURCE_OPTIONS = frozenset(
         FILE_IO_OPTION,
         SCAN_OPTION,
         OVERWRITE_OPTION,
+        OPERATION_OPTION,
     }
 )
 # The string options a ScanSpec replaces.
@@ -224,6 +243,18 @@ def commit_id_of(options: Mapping[str, str]) -> CommitId:
     identifier = int_option(options, COMMIT_IDENTIFIER)
     user = str(options.get(COMMIT_USER) or uuid.uuid4())
     return CommitId(user, BATCH_COMMIT_IDENTIFIER if identifier is None else identifier)
+
+
+def operation_of(options: Mapping[str, str]) -> str | None:
+    """The operation the write's snapshot records (``merge_into``'s ``MERGE``; None: none).
+
+    Raises:
+        OptionError: not one of Paimon's ``Snapshot.Operation`` names.
+    """
+    operation: str | None = decode_value(options, OPERATION_OPTION, str)
+    if operation is not None and operation not in OPERATIONS:
+        raise errors.OptionError(f"option {OPERATION_OPTION!r}: {operation!r} is not one of Paimon's operations {sorted(OPERATIONS)}")
+    return operation
 
 
 def parse_partition_spec(table: Table, spec: str) -> dict[str, Any]:

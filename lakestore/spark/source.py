@@ -20,8 +20,9 @@ partition only; ``write_dataframe`` passes the typed partition dict instead), ``
 ``commit-identifier`` (a rerun whose commit landed writes nothing), ``max-partitions``. Every
 task writes with ``Table.new_write`` and returns its serialized CommitMessages; the driver
 commits once, and an aborted job deletes the tasks' files unless its commit landed
-(``lakestore.spark.tasks``). Any other option is a catalog option (``s3.endpoint``,
-``lock.enabled``...).
+(``lakestore.spark.tasks``). ``merge_into`` adds each row's kind as a column (-D rows of a
+delete) and the commit's operation (MERGE) as an option. Any other option is a catalog option
+(``s3.endpoint``, ``lock.enabled``...).
 
 A fixed-bucket primary-key table needs each bucket written by one task (sequence numbers of a
 bucket come from one writer): ``distribute(df, table)`` repartitions by bucket, and a commit whose
@@ -56,6 +57,7 @@ from lakestore.spark.options import (
     commit_id_of,
     int_option,
     open_table,
+    operation_of,
     overwrite_of,
     scan_of,
     scan_schema,
@@ -142,6 +144,7 @@ class PaimonWriter(DataSourceArrowWriter):
         table = open_table(self.options)
         self.overwrite = overwrite_of(table, self.options, overwrite)
         self.commit_id = commit_id_of(self.options)
+        self.operation = operation_of(self.options)
         self.start = table.snapshot_manager.latest_id()  # this job's commit lands after it
         # A rerun of a job whose commit landed: tasks write nothing, the driver commits nothing.
         self.landed = find_landed(table, self.commit_id, commit_kind(self.overwrite), after_id=self.start) is not None
@@ -154,7 +157,7 @@ class PaimonWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.landed:
             return
-        commit_tasks(open_table(self.options), messages, self.commit_id, overwrite=self.overwrite)
+        commit_tasks(open_table(self.options), messages, self.commit_id, overwrite=self.overwrite, operation=self.operation)
         maybe_fail("after-commit")
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:

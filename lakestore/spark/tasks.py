@@ -17,6 +17,7 @@ import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import WriterCommitMessage
 
@@ -28,9 +29,10 @@ from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Split
-from lakestore.spark.options import BUCKET_COLUMN
+from lakestore.spark.options import BUCKET_COLUMN, ROW_KIND_COLUMN
 from lakestore.spark.types import spark_arrow_schema, to_spark_arrow
 from lakestore.table import Table
+from lakestore.write.table_write import TableWrite
 
 _BATCH_ROWS = 65536
 
@@ -118,9 +120,26 @@ class PaimonCommitMessage(WriterCommitMessage):
     messages: list[bytes]
 
 
+def write_batch(writer: TableWrite, batch: pa.RecordBatch) -> None:
+    """Write one batch: without ``BUCKET_COLUMN``, and with ``ROW_KIND_COLUMN`` each run of rows
+    of one kind written with that ``row_kind`` (rows keep their order), the column dropped."""
+    index = batch.schema.get_field_index(BUCKET_COLUMN)
+    if index >= 0:
+        batch = batch.remove_column(index)
+    index = batch.schema.get_field_index(ROW_KIND_COLUMN)
+    if index < 0:
+        writer.write_arrow(batch)
+        return
+    kinds = batch.column(index).to_numpy(zero_copy_only=False)
+    batch = batch.remove_column(index)
+    starts = [0, *(np.flatnonzero(np.diff(kinds)) + 1).tolist()]
+    for start, end in zip(starts, [*starts[1:], len(kinds)], strict=True):
+        writer.write_arrow(batch.slice(start, end - start), row_kind=int(kinds[start]))
+
+
 def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str, overwrite: Overwrite) -> PaimonCommitMessage:
     """One task's write: its batches through a TableWrite of ``commit_user`` (the committing
-    ``CommitId``'s user), its files deleted if it fails."""
+    ``CommitId``'s user, ``write_batch``), its files deleted if it fails."""
     writer = None
     try:
         for batch in batches:
@@ -128,8 +147,7 @@ def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str
                 continue
             if writer is None:  # lazily: an empty task need not index the table's files
                 writer = table.new_write(commit_user=commit_user, overwrite=overwrite)
-            index = batch.schema.get_field_index(BUCKET_COLUMN)
-            writer.write_arrow(batch.remove_column(index) if index >= 0 else batch)
+            write_batch(writer, batch)
         messages = writer.prepare_commit() if writer is not None else []
     except BaseException:
         if writer is not None:
@@ -173,12 +191,18 @@ def check_single_writer(table: Table, per_task: Sequence[Sequence[CommitMessage]
 
 
 def commit_tasks(
-    table: Table, messages: Sequence[WriterCommitMessage | None], commit_id: CommitId, *, overwrite: Overwrite
+    table: Table,
+    messages: Sequence[WriterCommitMessage | None],
+    commit_id: CommitId,
+    *,
+    overwrite: Overwrite,
+    operation: str | None = None,
 ) -> Snapshot | None:
     """The driver's one commit of the write tasks' messages as ``commit_id`` (an overwrite
-    commits even without rows). A refused commit (two tasks wrote one primary-key bucket)
-    deletes the tasks' files; a failed one deletes them only if it provably did not land; a
-    ``commit_id`` that landed before commits nothing and deletes them (no snapshot names them).
+    commits even without rows), its snapshots recording ``operation`` (``merge_into``'s MERGE).
+    A refused commit (two tasks wrote one primary-key bucket) deletes the tasks' files; a failed
+    one deletes them only if it provably did not land; a ``commit_id`` that landed before
+    commits nothing and deletes them (no snapshot names them).
 
     Raises:
         OptionError: two tasks wrote one bucket of a primary-key table.
@@ -193,6 +217,7 @@ def commit_tasks(
         check=lambda: check_single_writer(table, per_task),
         overwrite=overwrite,
         commit_empty=overwrite is not None and overwrite is not False,
+        operation=operation,
     )
 
 
