@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.commit.commit import CommitHook, TableCommit
+from lakestore.commit.protocol import commit_or_abort
 from lakestore.compact.deletion_vectors import DeletionVectorsMaintainer
 from lakestore.dml.checks import check_vectors_writable
 from lakestore.dml.target import RowChangeTable
@@ -87,14 +88,12 @@ def change_with_vectors(
             if rewrite is not None:
                 messages += write.write_arrow([rewrite(rows) for rows in selected]).prepare_commit()
             _check_base(table, snapshot, deleted)
-            snapshots = committer.commit(messages, operation=operation)
         except BaseException:
-            if committer.publish_attempted:
-                write.close()  # a publish may have landed: its files must stay
-            else:
-                writer.delete_written()  # it provably did not land
+            writer.delete_written()  # nothing was committed
             raise
-    return snapshots[-1] if snapshots else None
+        # the one protocol: the vectors (and the rewrite's files, by the write's context) are
+        # deleted when the commit provably did not land; a publish that may have landed keeps them
+        return commit_or_abort(committer, messages, operation=operation, abort=writer.delete_written, keep=write.close)
 
 
 def _append_view(table: RowChangeTable) -> RowChangeTable:
