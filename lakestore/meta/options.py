@@ -64,6 +64,23 @@ def _bool(text: str) -> bool:
     return lowered == "true"
 
 
+# Paimon 2.0's ``StartupMode`` values (``scan.mode``); lakestore's reads refuse compacted-full and
+# from-creation-timestamp (``lakestore.read.time_travel``).
+SCAN_MODES = (
+    "default",
+    "latest-full",
+    "full",
+    "latest",
+    "from-timestamp",
+    "from-snapshot",
+    "from-snapshot-full",
+    "incremental",
+    "compacted-full",
+    "from-file-creation-time",
+    "from-creation-timestamp",
+)
+
+
 def _choice(*allowed: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         value = str(text).strip().lower()
@@ -290,23 +307,7 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("scan.timestamp", None, str),
         OptionSpec("scan.watermark", None, _int),
         OptionSpec("scan.version", None, str),
-        OptionSpec(
-            "scan.mode",
-            "default",
-            _choice(
-                "default",
-                "latest-full",
-                "full",
-                "latest",
-                "from-timestamp",
-                "from-snapshot",
-                "from-snapshot-full",
-                "incremental",
-                "from-file-creation-time",
-                "compacted-full",  # refused by reads (read/time_travel.py)
-                "from-creation-timestamp",
-            ),
-        ),
+        OptionSpec("scan.mode", "default", _choice(*SCAN_MODES)),  # read/time_travel.py refuses two of them
         OptionSpec("incremental-between", None, str),
         OptionSpec("incremental-between-timestamp", None, str),
         OptionSpec("incremental-between-scan-mode", "auto", _choice("auto", "delta", "changelog", "diff")),

@@ -109,20 +109,6 @@ def resolve(
 
 # Paimon's ``TimeTravelUtil.SCAN_KEYS``: at most one may be set.
 TIME_TRAVEL_KEYS = ("scan.snapshot-id", "scan.tag-name", "scan.watermark", "scan.timestamp", "scan.timestamp-millis")
-# Paimon 2.0's ``StartupMode`` values (``scan.mode``); lakestore refuses compacted-full and from-creation-timestamp.
-SCAN_MODES = (
-    "default",
-    "latest-full",
-    "full",
-    "latest",
-    "from-timestamp",
-    "from-snapshot",
-    "from-snapshot-full",
-    "incremental",
-    "compacted-full",
-    "from-file-creation-time",
-    "from-creation-timestamp",
-)
 _UNIMPLEMENTED_MODES = ("compacted-full", "from-creation-timestamp")
 _WATERMARK_PREFIX = "watermark-"
 
