@@ -98,7 +98,7 @@ def test_a_predicate_pinning_the_bucket_key_skips_manifests_of_other_buckets(cat
     for i in range(16):  # one key per commit: most commits touch one bucket each
         t.write_arrow(_batch([i], float(i)))
     store = _counting(t)
-    monkeypatch.setattr(type(t), "manifests", lambda self: store)
+    monkeypatch.setattr(type(t.store), "manifests", lambda self: store)
     manifests = {m.file_name for m in data_manifests(store, t.latest_snapshot())}
     everything = t.to_arrow()
     assert everything.num_rows == 16 and set(store.read) == manifests
@@ -129,7 +129,7 @@ def test_deletion_vector_reads_skip_manifests_holding_only_level0(catalog, monke
     t.compact(full=True)
     t.write_arrow(_batch(range(5), 2.0))  # write-only: stays on level 0, invisible to DV reads
     store = _counting(t)
-    monkeypatch.setattr(type(t), "manifests", lambda self: store)
+    monkeypatch.setattr(type(t.store), "manifests", lambda self: store)
     rows = t.to_arrow()
     assert sorted(rows.column("v").to_pylist()) == [1.0] * 10
     level0_only = [m.file_name for m in data_manifests(store, t.latest_snapshot()) if m.max_level == 0]
