@@ -188,6 +188,9 @@ def _check_columns(df: DataFrame, schema: TableSchema, name: str, *, written: bo
     duplicates = sorted({n for n in given.names if given.names.count(n) > 1})
     if duplicates:
         raise errors.SchemaMismatchError(f"{name}: the DataFrame has duplicate columns {duplicates}")
+    unknown = [n for n in given.names if n not in schema.field_names]
+    if unknown:
+        raise errors.SchemaMismatchError(f"{name}: the DataFrame has unknown columns {unknown} (columns: {schema.field_names})")
     keys = [k for k in schema.primary_keys if k not in given.names]
     if keys:
         raise errors.SchemaMismatchError(f"{name}: the DataFrame lacks primary-key columns {keys} (merge_into joins on them)")
@@ -197,7 +200,7 @@ def _check_columns(df: DataFrame, schema: TableSchema, name: str, *, written: bo
     else:  # a delete only: the key is all that is used
         arrow = schema.arrow_schema()
         probe = pa.schema([*given, *(arrow.field(n) for n in missing)]).empty_table()
-    conform(probe, schema)  # unknown columns, types that cannot be cast
+    conform(probe, schema)  # types that cannot be cast
     return missing
 
 
