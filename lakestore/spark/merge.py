@@ -126,7 +126,7 @@ def merge_into(
             return landed
     before = table.snapshot_manager.latest_id()
     ensure_registered(df.sparkSession)
-    rows = _merged_rows(df, table, keys, missing, matched, not_matched)
+    rows = _merged_rows(df, table, keys, missing, matched, not_matched, at=before)
     options = {**table_options(table), COMMIT_USER: commit_id.user, OPERATION_OPTION: encode_value(MERGE)}
     if commit_id.identifier != BATCH_COMMIT_IDENTIFIER:
         options[COMMIT_IDENTIFIER] = str(commit_id.identifier)
@@ -205,9 +205,13 @@ def _check_columns(df: DataFrame, schema: TableSchema, name: str, *, written: bo
 
 
 # -- the merged rows ------------------------------------------------------------------------------
-def _merged_rows(df: DataFrame, table: Table, keys: list[str], missing: list[str], matched: Matched, not_matched: NotMatched) -> DataFrame:
+def _merged_rows(
+    df: DataFrame, table: Table, keys: list[str], missing: list[str], matched: Matched, not_matched: NotMatched, *, at: int | None
+) -> DataFrame:
     """What the one write writes: rows of ``df`` and of the table, each with its kind (in
-    ``ROW_KIND_COLUMN``; none: +I, as ``Table.upsert``)."""
+    ``ROW_KIND_COLUMN``; none: +I, as ``Table.upsert``). Every read of the table reads snapshot
+    ``at`` (the latest when the merge began), so the matched and the unmatched rows are decided
+    on one version of the table however often Spark evaluates the joins."""
     schema = table.schema
     spark = df.sparkSession
     source = df
@@ -215,12 +219,12 @@ def _merged_rows(df: DataFrame, table: Table, keys: list[str], missing: list[str
         source = source.withColumn(column, F.lit(None).cast(spark_type(schema.field(column).type)))
     if matched == "update" and not_matched == "insert":
         return source
-    table_keys = read_dataframe(spark, table, columns=keys)
+    table_keys = read_dataframe(spark, table, columns=keys, snapshot_id=at)
     if matched == "update":
         return _with_kind(source.join(table_keys, keys, "left_semi"), UPDATE_AFTER)
     if matched is None:
         return _with_kind(source.join(table_keys, keys, "left_anti"), INSERT)
-    deleted = _with_kind(read_dataframe(spark, table).join(df.select(*keys), keys, "left_semi"), DELETE)
+    deleted = _with_kind(read_dataframe(spark, table, snapshot_id=at).join(df.select(*keys), keys, "left_semi"), DELETE)
     if not_matched is None:
         return deleted
     # One write of both: the inserted rows take the table's types, as the -D rows have them.
