@@ -21,7 +21,7 @@ from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import Snapshot
 from lakestore.spark.options import typed_errors
-from lakestore.spark.tasks import maybe_fail
+from lakestore.spark.tasks import task_hook
 from lakestore.table import Table
 
 MESSAGE_COLUMN = "message"
@@ -40,7 +40,7 @@ def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[t
                 message = compact_bucket(table.store, partition, bucket, full=full, snapshot=snapshot)
                 if message is not None and not message.is_empty:
                     payload.append(message.to_bytes())
-                    maybe_fail("after-compact", [f.file_name for f in message.compact_after])
+                    task_hook("after-compact", [f.file_name for f in message.compact_after])
             if payload:
                 yield pa.RecordBatch.from_arrays([pa.array(payload, type=pa.binary())], names=[MESSAGE_COLUMN])
 

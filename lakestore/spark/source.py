@@ -72,8 +72,8 @@ from lakestore.spark.tasks import (
     abort_tasks,
     commit_tasks,
     group_splits,
-    maybe_fail,
     read_task,
+    task_hook,
     write_task,
 )
 from lakestore.spark.types import spark_schema
@@ -158,7 +158,7 @@ class PaimonWriter(DataSourceArrowWriter):
         if self.landed:
             return
         commit_tasks(open_table(self.options), messages, self.commit_id, overwrite=self.overwrite, operation=self.operation)
-        maybe_fail("after-commit")
+        task_hook("after-commit")
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         if self.landed:

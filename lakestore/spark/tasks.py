@@ -1,5 +1,5 @@
 """What the ``paimon`` source runs on Spark executors (a write task, a read task over a group of
-splits, the test-only fault hook) and what the driver does with the write tasks' messages: one
+splits, an instrumentation hook) and what the driver does with the write tasks' messages: one
 commit, or an abort, through ``lakestore.commit.protocol``.
 
 A write task writes its batches with ``Table.new_write`` and returns its serialized
@@ -12,8 +12,8 @@ show the commit did not land).
 from __future__ import annotations
 
 import heapq
+import importlib
 import os
-import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -36,47 +36,26 @@ from lakestore.write.table_write import TableWrite
 
 _BATCH_ROWS = 65536
 
-# Test-only fault injection: "<point>:<marker file>[:executor]" (comma-separated for several) in
-# the Python workers' environment makes the first task reaching <point> crash: its Python worker
-# exits, or with ":executor" its executor JVM is killed first (on a cluster). The marker file makes
-# it happen once per marker and lists the files the crashed attempt had written.
-FAULT_ENV = "LAKESTORE_SPARK_FAULT"
+# An instrumentation point of Spark writes: ``"<module>:<function>"`` in the Python workers'
+# environment names a function called as ``function(point, files)`` at each point a write passes
+# ("after-write" in a task, with the files it wrote; "after-compact" in a compaction task;
+# "after-commit" on the driver). The project's tests crash a task there (tests/spark/faults.py).
+TASK_HOOK_ENV = "LAKESTORE_SPARK_TASK_HOOK"
 
 
-def _executor_jvm() -> int | None:
-    """The pid of the executor JVM this Python worker runs under (None: not on an executor)."""
-    pid = os.getppid()
-    while pid > 1:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read()
-            with open(f"/proc/{pid}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            return None
-        if b"CoarseGrainedExecutorBackend" in cmdline:
-            return pid
-        pid = parent
-    return None
+def task_hook(point: str, files: Sequence[str] = ()) -> None:
+    """Call the ``TASK_HOOK_ENV`` function, if the environment names one, with ``point`` and ``files``.
 
-
-def maybe_fail(point: str, files: Sequence[str] = ()) -> None:
-    """Crash here if ``FAULT_ENV`` names ``point`` (tests only); ``files`` go to the marker."""
-    for spec in filter(None, os.environ.get(FAULT_ENV, "").split(",")):
-        wanted, _, rest = spec.partition(":")
-        marker, _, action = rest.partition(":")
-        if wanted != point:
-            continue
-        try:
-            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            continue
-        os.write(fd, "".join(f"{f}\n" for f in files).encode())
-        os.close(fd)
-        executor = _executor_jvm() if action == "executor" else None
-        if executor is not None:
-            os.kill(executor, signal.SIGKILL)
-        os._exit(17)  # a crash, not an exception: no cleanup code runs, like a killed executor
+    Raises:
+        OptionError: the variable does not name ``"<module>:<function>"``.
+    """
+    spec = os.environ.get(TASK_HOOK_ENV)
+    if not spec:
+        return
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise errors.OptionError(f"{TASK_HOOK_ENV} must be '<module>:<function>', got {spec!r}")
+    getattr(importlib.import_module(module), name)(point, files)
 
 
 # -- read -----------------------------------------------------------------------------------------
@@ -155,7 +134,7 @@ def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str
         raise
     if writer is not None:
         writer.close()
-    maybe_fail("after-write", [f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)])
+    task_hook("after-write", [f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)])
     return PaimonCommitMessage([m.to_bytes() for m in messages if not m.is_empty])
 
 

@@ -23,6 +23,7 @@ from lakestore.spark.options import (
     scan_schema,
     table_options,
 )
+from lakestore.spark.tasks import TASK_HOOK_ENV, task_hook
 
 SCHEMA = pa.schema([("p", pa.string()), ("d", pa.date32()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -95,3 +96,22 @@ def test_commit_id_of_the_options():
     assert commit_id_of({}).user  # a fresh user
     with pytest.raises(lakestore.OptionError):
         commit_id_of({"commit-user": "job", "commit-identifier": "x"})
+
+
+calls: list[tuple[str, tuple[str, ...]]] = []
+
+
+def record(point: str, files) -> None:
+    calls.append((point, tuple(files)))
+
+
+def test_the_task_hook_calls_the_function_the_environment_names(monkeypatch):
+    calls.clear()
+    task_hook("after-write", ["a"])  # no hook named: nothing is called
+    monkeypatch.setenv(TASK_HOOK_ENV, f"{__name__}:record")
+    task_hook("after-write", ["data-1.parquet"])
+    task_hook("after-commit")
+    assert calls == [("after-write", ("data-1.parquet",)), ("after-commit", ())]
+    monkeypatch.setenv(TASK_HOOK_ENV, "no-function-named")
+    with pytest.raises(lakestore.OptionError, match="<module>:<function>"):
+        task_hook("after-write")
