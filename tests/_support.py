@@ -7,6 +7,7 @@ import datetime as dt
 import decimal
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 
 FACTS_PATH = Path(__file__).resolve().parent / "fixtures" / "oracle_facts.json"
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 @lru_cache(maxsize=1)
@@ -88,3 +90,16 @@ def all_files(table_path: str | os.PathLike) -> set[str]:
         for f in files:
             out.add(os.path.relpath(os.path.join(d, f), root))
     return out
+
+
+def readme_python_blocks(heading: str) -> list[str]:
+    """The ```` ```python ```` blocks of the README section ``## <heading>`` (up to the next
+    ``## `` heading, its ``###`` subsections included), in order. A heading the README lacks
+    raises, so a renamed section fails its test instead of running nothing."""
+    text = README.read_text(encoding="utf-8")
+    start = re.search(rf"^## {re.escape(heading)}\n", text, flags=re.M)
+    if start is None:
+        raise LookupError(f"README.md has no section '## {heading}'")
+    end = re.search(r"^## ", text[start.end() :], flags=re.M)
+    section = text[start.end() :] if end is None else text[start.end() : start.end() + end.start()]
+    return re.findall(r"^```python\n(.*?)^```", section, flags=re.S | re.M)
