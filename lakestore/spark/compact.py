@@ -29,9 +29,9 @@ MESSAGE_SCHEMA = T.StructType([T.StructField(MESSAGE_COLUMN, T.BinaryType(), nul
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 
 
-def _compact_tasks(path: str, file_io: FileIO, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
+def _compact_tasks(path: str, branch: str, file_io: FileIO, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = Table.from_path(path, file_io=file_io)
+        table = Table.from_path(path, file_io=file_io, branch=branch)  # the snapshot is the branch's
         snapshot = table.snapshot(snapshot_id)
         for batch in batches:
             payload = []
@@ -70,7 +70,8 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))
-    messages = collect_messages(tasks.mapInArrow(_compact_tasks(table.path, table.file_io, snapshot.id, targets, full), MESSAGE_SCHEMA))
+    run = _compact_tasks(table.path, table.branch, table.file_io, snapshot.id, targets, full)
+    messages = collect_messages(tasks.mapInArrow(run, MESSAGE_SCHEMA))
     if not messages:
         return []
     snapshot = commit_messages(table, messages, CommitId(f"compact-{uuid.uuid4()}"))  # files deleted only if it provably did not land

@@ -27,6 +27,7 @@ from lakestore import errors
 from lakestore.commit.commit import Overwrite
 from lakestore.commit.protocol import CommitId
 from lakestore.io.fileio import FileIO
+from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER
@@ -44,6 +45,8 @@ ROW_KIND_COLUMN = "__lakestore_row_kind"
 # Options users give.
 PATH = "path"
 WAREHOUSE = "warehouse"
+# Paimon's ``branch`` option: the branch of the table the source reads and writes (default main)
+BRANCH = "branch"
 SNAPSHOT_ID = "snapshot-id"
 TAG = "tag"
 TIMESTAMP_MILLIS = "timestamp-millis"
@@ -81,6 +84,7 @@ SOURCE_OPTIONS = frozenset(
     {
         PATH,
         WAREHOUSE,
+        BRANCH,
         SNAPSHOT_ID,
         TAG,
         TIMESTAMP_MILLIS,
@@ -129,28 +133,32 @@ def decode_value(options: Mapping[str, str], key: str, kind: type) -> Any:
 
 # -- the table ------------------------------------------------------------------------------------
 def open_table(options: Mapping[str, str]) -> Table:
-    """The table named by the ``path`` option: ``db.t`` in the ``warehouse`` option's catalog, or
-    a table directory (``s3://bucket/wh/db.db/t``) when no warehouse is given.
+    """The table named by the ``path`` option: ``db.t`` (or ``db.t$branch_<b>``) in the
+    ``warehouse`` option's catalog, or a table directory (``s3://bucket/wh/db.db/t``) when no
+    warehouse is given; on the ``branch`` option's branch when it names one.
 
     Raises:
         OptionError: no table named.
-        TableNotFoundError: no such table.
+        TableNotFoundError: no such table, or no such branch.
     """
     warehouse, identifier = options.get(WAREHOUSE), options.get(PATH)
     if not identifier:
         raise errors.OptionError("the paimon source needs a table name in load()/save() (and .option('warehouse', ...))")
+    branch = str(options.get(BRANCH) or "") or None
     catalog_options = {k: str(v) for k, v in options.items() if k not in SOURCE_OPTIONS}
     file_io: FileIO | None = decode_value(options, FILE_IO_OPTION, FileIO)
     if file_io is not None:  # set by the Python helpers, which hold a Table (and its FileIO) already
-        return Table.from_path(str(identifier), file_io=file_io)
+        return Table.from_path(str(identifier), file_io=file_io, branch=branch or MAIN_BRANCH)
     if not warehouse:
-        return Table.from_path(str(identifier), options=catalog_options)
-    return lakestore.Catalog(str(warehouse), options=catalog_options).get_table(str(identifier))
+        return Table.from_path(str(identifier), options=catalog_options, branch=branch or MAIN_BRANCH)
+    table = lakestore.Catalog(str(warehouse), options=catalog_options).get_table(str(identifier))
+    return table if branch is None or branch == table.branch else table.on_branch(branch)
 
 
 def table_options(table: Table) -> dict[str, str]:
-    """Source options naming ``table`` itself (its directory and FileIO, credentials included)."""
-    return {PATH: table.path, FILE_IO_OPTION: encode_value(table.file_io)}
+    """Source options naming ``table`` itself: its directory, its branch and its FileIO
+    (credentials included)."""
+    return {PATH: table.path, BRANCH: table.branch, FILE_IO_OPTION: encode_value(table.file_io)}
 
 
 def int_option(options: Mapping[str, str], key: str) -> int | None:

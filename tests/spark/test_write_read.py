@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 import lakestore
 from lakestore.meta.schema_change import AddColumn, SetOption
-from lakestore.spark import read_dataframe, write_dataframe
+from lakestore.spark import compact, merge_into, read_dataframe, write_dataframe
 from tests._support import assert_same_rows, data_files
 from tests.oracle.driver import oracle_available, oracle_read
 from tests.spark.faults import fault
@@ -375,3 +375,27 @@ def test_a_landed_commit_keeps_its_files_when_the_job_fails_after_it(spark, cata
     assert_same_rows(table.to_arrow(), data, ["dt", "id"])  # every referenced file is there
     again = write_dataframe(spark.createDataFrame(data), table, commit_user="job", commit_identifier=3)
     assert again is not None and again.id == 1 and len(table.snapshots()) == 1
+
+
+def test_the_helpers_write_and_read_the_branch_of_the_table_they_are_given(spark, catalog):
+    """write_dataframe / read_dataframe / merge_into / compact on ``table.on_branch("dev")`` change
+    and read that branch, never main (the source is opened on the helpers' table, branch included);
+    the source's ``branch`` option reads a branch by name."""
+    table = pk_table(catalog)
+    table.write_arrow(rows(4))
+    table.manage.create_tag("t1")
+    dev = table.manage.create_branch("dev", tag="t1")
+    extra = rows(3, start=100, tag="dev")
+    write_dataframe(spark.createDataFrame(extra.to_pandas()), dev)
+    assert table.to_arrow().num_rows == 4 and dev.to_arrow().num_rows == 7
+    assert_same_rows(read_dataframe(spark, dev).toArrow(), dev.to_arrow(), ["dt", "id"])
+    assert read_dataframe(spark, table).count() == 4
+    merge_into(spark.createDataFrame(extra.select(["dt", "id"]).to_pandas()), dev, matched="delete", not_matched=None)
+    assert dev.to_arrow().num_rows == 4 and table.to_arrow().num_rows == 4
+    before = dev.to_arrow()
+    [compacted] = compact(spark, dev, full=True)
+    assert compacted.commit_kind == "COMPACT" and dev.latest_snapshot().id == compacted.id
+    assert_same_rows(dev.to_arrow(), before, ["dt", "id"])
+    assert table.latest_snapshot().id == 1  # main never changed
+    by_name = spark.read.format("paimon").option("warehouse", catalog.warehouse).option("branch", "dev").load("db.t")
+    assert by_name.count() == 4 and read_dataframe(spark, table).count() == 4
