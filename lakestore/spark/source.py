@@ -7,6 +7,9 @@ df = spark.read.format("paimon").option("warehouse", wh).load("db.t")
 df.write.format("paimon").mode("append").option("warehouse", wh).save("db.t")
 ```
 
+Table options: ``warehouse`` and the table name, or a table directory; ``branch`` (Paimon's
+option: the branch read or written; ``"db.t$branch_<b>"`` names one too).
+
 Read options: ``snapshot-id``, ``tag``, ``timestamp-millis`` (time travel), ``columns`` (a
 comma-separated projection: the Python Data Source API has no column-pruning hook, so the
 projection is an option); ``read_dataframe`` passes the same as one encoded ``ScanSpec`` (with

@@ -14,9 +14,8 @@ from pyspark.sql.types import StructType
 
 import lakestore
 from lakestore import errors
+from lakestore.spark.options import SOURCE_OPTIONS
 from lakestore.system import SystemTable, split_system_table
-
-_SOURCE_ONLY = ("path", "warehouse", "snapshot-id", "tag", "timestamp-millis", "columns")
 
 
 def open_system_table(options: Mapping[str, str]) -> SystemTable | None:
@@ -25,7 +24,7 @@ def open_system_table(options: Mapping[str, str]) -> SystemTable | None:
     identifier, warehouse = options.get("path"), options.get("warehouse")
     if not identifier or not warehouse or split_system_table(str(identifier))[1] is None:
         return None
-    catalog_options = {k: str(v) for k, v in options.items() if k not in _SOURCE_ONLY}
+    catalog_options = {k: str(v) for k, v in options.items() if k not in SOURCE_OPTIONS}
     return lakestore.Catalog(str(warehouse), options=catalog_options).get_system_table(str(identifier))
 
 
