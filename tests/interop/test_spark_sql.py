@@ -40,7 +40,10 @@ def warehouse(tmp_path: Path) -> Path:
 
 
 def _json(value: Any) -> Any:
-    """A lakestore value as the oracle sends Spark's (spark_sql_cli._value)."""
+    """A lakestore value as the oracle sends Spark's (spark_sql_cli._value): aware UTC timestamps
+    as naive ones (Spark's collect gives naive datetimes of its session zone, UTC), maps as dicts."""
+    if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+        return value.astimezone(datetime.UTC).replace(tzinfo=None).isoformat()
     if isinstance(value, (datetime.datetime, datetime.date)):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
@@ -50,6 +53,8 @@ def _json(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _json(v) for k, v in value.items()}
     if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):  # a map's (key, value) pairs
+            return {str(k): _json(v) for k, v in value}
         return [_json(v) for v in value]
     return value
 
@@ -177,7 +182,9 @@ def test_lakestore_table_spark_dml(spark: SparkSqlOracle, warehouse: Path) -> No
 def test_append_table_with_deletion_vectors(spark: SparkSqlOracle, warehouse: Path) -> None:
     c = spark.use_warehouse(warehouse)
     catalog = lakestore.Catalog(str(warehouse))
-    spark.sql(f"CREATE TABLE {c}.db.ap (id INT, s STRING, dt STRING) PARTITIONED BY (dt) TBLPROPERTIES ('deletion-vectors.enabled' = 'true')")
+    spark.sql(
+        f"CREATE TABLE {c}.db.ap (id INT, s STRING, dt STRING) PARTITIONED BY (dt) TBLPROPERTIES ('deletion-vectors.enabled' = 'true')"
+    )
     spark.sql(f"INSERT INTO {c}.db.ap VALUES (1, 'a', 'x'), (2, 'b', 'x'), (3, 'c', 'y'), (4, 'd', 'y')")
     spark.sql(f"INSERT INTO {c}.db.ap VALUES (5, 'e', 'x')")
     same_table(spark, catalog, c, "db.ap")
@@ -359,3 +366,91 @@ def test_system_tables_and_version_as_of(spark: SparkSqlOracle, warehouse: Path)
             spark, f"SELECT * FROM {c}.db.sy VERSION AS OF {snapshot_id}"
         )
 
+
+# -- types -----------------------------------------------------------------------------------------
+SPARK_COLUMNS = (
+    "id INT, t TINYINT, sm SMALLINT, b BIGINT, f FLOAT, d DOUBLE, dec DECIMAL(10, 2), wide DECIMAL(38, 10), s STRING,"
+    " bin BINARY, flag BOOLEAN, day DATE, ts TIMESTAMP, ntz TIMESTAMP_NTZ, arr ARRAY<INT>, m MAP<STRING, INT>,"
+    " st STRUCT<x: INT, y: STRING>"
+)
+SPARK_ROWS = (
+    "(1, 1Y, 2S, 3L, 1.5F, 2.25D, 12.34BD, 123456789012345678.0123456789BD, 'é', X'00ff', true, DATE'2024-02-29',"
+    " TIMESTAMP'2024-01-01 12:34:56.789123', TIMESTAMP_NTZ'1969-12-31 23:59:59.999999', array(1, NULL, 3), map('a', 1, 'b', NULL),"
+    " named_struct('x', 7, 'y', 'seven'))",
+    "(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+)
+
+
+def test_every_type_both_ways(spark: SparkSqlOracle, warehouse: Path) -> None:
+    c = spark.use_warehouse(warehouse)
+    catalog = lakestore.Catalog(str(warehouse))
+    spark.sql(f"CREATE TABLE {c}.db.ty ({SPARK_COLUMNS}) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')")
+    spark.sql(f"INSERT INTO {c}.db.ty VALUES {', '.join(SPARK_ROWS)}")
+    rows = same_table(spark, catalog, c, "db.ty")
+    assert rows[0][6:8] == ("12.34", "123456789012345678.0123456789") and rows[0][12] == "2024-01-01T12:34:56.789123"
+
+    # lakestore writes the same rows into a table it creates with the types Spark's DDL gives
+    spark_made = catalog.get_table("db.ty")
+    data = spark_made.to_arrow()
+    ours = catalog.create_table("db.ty2", schema=spark_made.arrow_schema, primary_keys=["id"], options={"bucket": "1"})
+    ours.write_arrow(data)
+    assert spark_rows(spark, f"SELECT * FROM {c}.db.ty2") == rows
+    # and into Spark's table, read by Spark
+    spark_made.write_arrow(data.set_column(0, "id", pa.array([3, 4], pa.int32())))
+    both = spark_rows(spark, f"SELECT * FROM {c}.db.ty")
+    assert len(both) == 4 and [r[1:] for r in both if r[0] in (1, 3)] == [rows[0][1:]] * 2
+
+
+# -- merge engines and bucket modes ------------------------------------------------------------------
+ENGINE_TABLES = {
+    "dyn": "'primary-key' = 'id'",  # no bucket: dynamic buckets (bucket=-1)
+    "pu": "'primary-key' = 'id', 'bucket' = '2', 'merge-engine' = 'partial-update'",
+    "agg": "'primary-key' = 'id', 'bucket' = '2', 'merge-engine' = 'aggregation', 'fields.n.aggregate-function' = 'sum',"
+    " 'fields.s.aggregate-function' = 'listagg'",
+    "fr": "'primary-key' = 'id', 'bucket' = '2', 'merge-engine' = 'first-row', 'changelog-producer' = 'lookup'",
+    "lk": "'primary-key' = 'id', 'bucket' = '2', 'changelog-producer' = 'lookup', 'deletion-vectors.enabled' = 'true'",
+}
+
+
+def test_merge_engines_and_dynamic_buckets(spark: SparkSqlOracle, warehouse: Path) -> None:
+    c = spark.use_warehouse(warehouse)
+    catalog = lakestore.Catalog(str(warehouse))
+    for name, properties in ENGINE_TABLES.items():
+        spark.sql(f"CREATE TABLE {c}.db.{name} (id INT, n BIGINT, s STRING) TBLPROPERTIES ({properties})")
+        spark.sql(f"INSERT INTO {c}.db.{name} VALUES (1, 1, 'a'), (2, 2, NULL), (3, 3, 'c')")
+        spark.sql(f"INSERT INTO {c}.db.{name} VALUES (1, 10, NULL), (2, NULL, 'b'), (4, 4, 'd')")
+        same_table(spark, catalog, c, f"db.{name}")
+    assert spark_rows(spark, f"SELECT * FROM {c}.db.pu") == [(1, 10, "a"), (2, 2, "b"), (3, 3, "c"), (4, 4, "d")]
+    assert spark_rows(spark, f"SELECT * FROM {c}.db.agg") == [(1, 11, "a"), (2, 2, "b"), (3, 3, "c"), (4, 4, "d")]
+    assert spark_rows(spark, f"SELECT * FROM {c}.db.fr") == [(1, 1, "a"), (2, 2, None), (3, 3, "c"), (4, 4, "d")]
+    assert catalog.get_table("db.dyn").options.bucket == -1
+
+    # lakestore writes and compacts each table; Spark reads the merged rows
+    more = pa.table({"id": pa.array([1, 5], pa.int32()), "n": [100, 5], "s": ["x", None]})
+    for name in ENGINE_TABLES:
+        t = catalog.get_table(f"db.{name}")
+        t.write_arrow(more)
+        t.compact(full=True)
+        same_table(spark, catalog, c, f"db.{name}")
+        spark.sql(f"INSERT INTO {c}.db.{name} VALUES (5, 50, 'y')")
+        same_table(spark, catalog, c, f"db.{name}")
+    assert spark_rows(spark, f"SELECT * FROM {c}.db.agg WHERE id IN (1, 5)") == [(1, 111, "a,x"), (5, 55, "y")]
+    assert spark_rows(spark, f"SELECT * FROM {c}.db.fr WHERE id IN (1, 5)") == [(1, 1, "a"), (5, 5, None)]
+    # the dynamic-bucket table kept each key in one bucket across both engines' writes
+    buckets = spark_rows(spark, f"SELECT bucket FROM {c}.db.`dyn$buckets`")
+    assert buckets and catalog.get_table("db.dyn").to_arrow().num_rows == 5
+
+
+def test_timestamp_as_of(spark: SparkSqlOracle, warehouse: Path) -> None:
+    c = spark.use_warehouse(warehouse)
+    catalog = lakestore.Catalog(str(warehouse))
+    spark.sql(f"CREATE TABLE {c}.db.tt (id INT) TBLPROPERTIES ('primary-key' = 'id', 'bucket' = '1')")
+    spark.sql(f"INSERT INTO {c}.db.tt VALUES (1)")
+    t = catalog.get_table("db.tt")
+    t.write_arrow(pa.table({"id": pa.array([2], pa.int32())}))
+    spark.sql(f"INSERT INTO {c}.db.tt VALUES (3)")
+    for snapshot in catalog.get_table("db.tt").snapshots():
+        millis = snapshot.time_millis
+        at = datetime.datetime.fromtimestamp(millis / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        expected = spark_rows(spark, f"SELECT * FROM {c}.db.tt TIMESTAMP AS OF '{at}'")
+        assert rows_of(t.to_arrow(timestamp_ms=millis)) == expected == [(i,) for i in range(1, snapshot.id + 1)]

@@ -71,6 +71,7 @@ class SparkSqlOracle:
         self._tmp = tempfile.mkdtemp(prefix="spark-sql-oracle-")
         env["TMPDIR"] = self._tmp
         env["SPARK_LOCAL_IP"] = "127.0.0.1"
+        env["TZ"] = "UTC"  # collect() turns timestamps into naive datetimes of the process's zone
         env["PYSPARK_PYTHON"] = str(spark40_python())
         self.stderr_path = Path(self._tmp) / "stderr.log"
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
