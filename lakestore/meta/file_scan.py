@@ -47,10 +47,20 @@ def live_entries(
     if snapshot is None:
         return []
     entries = read_entries(store, data_manifests(store, snapshot), manifest_filter=manifest_filter, entry_filter=entry_filter)
+    return live_of(store, snapshot, entries, pruned=manifest_filter is not None or entry_filter is not None)
+
+
+def live_of(store: ManifestStore, snapshot: Snapshot, entries: Iterable[ManifestEntry], *, pruned: bool = False) -> list[ManifestEntry]:
+    """The ADD entries left when ``entries`` (all of ``snapshot``'s manifests' entries, in order)
+    are merged. Unless ``pruned``, a DELETE of a file never added is corrupt metadata.
+
+    Raises:
+        CorruptMetadataError: a DELETE entry names a file no entry added.
+    """
     merged = merge_entries(entries)
     live = [e for e in merged.values() if e.kind == ADD]
     dangling = [e for e in merged.values() if e.kind == DELETE]
-    if dangling and manifest_filter is None and entry_filter is None:
+    if dangling and not pruned:
         name = dangling[0].file.file_name
         raise CorruptMetadataError(store.manifest_dir, f"snapshot {snapshot.id} deletes file {name} that was never added")
     return live

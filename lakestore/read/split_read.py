@@ -216,7 +216,8 @@ class SplitReader:
         # No merge (Paimon's ApplyDeletionVectorReader): vectors leave one live row per key.
         # Vectors hold row positions: each file must be read whole (no row-group pruning).
         vectors = read_vectors(self.file_io, self.table_path, dict(split.deletion_files))
-        clean = (not self.primary_key or all(f.delete_row_count == 0 for f in split.files)) and not self.keep_retracts
+        # Append files carry no row kinds: every row is +I, also for the audit log.
+        clean = not self.primary_key or (all(f.delete_row_count == 0 for f in split.files) and not self.keep_retracts)
         system = [] if clean else [VALUE_KIND]
         parts = [
             apply_vector(self._with_tracking(split, f, self._read_file(split, f, columns, system), tracking), vectors.get(f.file_name))

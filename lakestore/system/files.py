@@ -4,14 +4,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
-from lakestore.meta.file_scan import data_manifests, live_entries
+from lakestore.meta.file_scan import data_manifests, live_entries, live_of, read_entries
 from lakestore.meta.index_manifest import read_index_manifest
 from lakestore.meta.manifest import DataFileMeta, ManifestEntry, SimpleStats
 from lakestore.meta.paths import TablePaths
@@ -138,6 +138,28 @@ def _partitions(state: TableState) -> RowPrinter:
 
 def _live(state: TableState, travel: TimeTravel) -> list[ManifestEntry]:
     return live_entries(state.store.manifest_store, state.resolve(travel))
+
+
+_NEVER = -(2**63)
+
+
+def _live_and_updated(
+    state: TableState, travel: TimeTravel, key: Callable[[ManifestEntry], Any]
+) -> tuple[list[ManifestEntry], dict[Any, int]]:
+    """The live entries, and per ``key`` the newest creation time of any entry in the snapshot's
+    manifests, DELETE entries included: Paimon's ``PartitionEntry`` / ``BucketEntry`` merge every
+    entry and keep the largest ``lastFileCreationTime``, so a file compacted away still counts
+    until its entries leave the manifests."""
+    store, snapshot = state.store.manifest_store, state.resolve(travel)
+    if snapshot is None:
+        return [], {}
+    entries = read_entries(store, data_manifests(store, snapshot))
+    updated: dict[Any, int] = {}
+    for e in entries:
+        created = e.file.creation_time_ms if e.file.creation_time_ms is not None else _NEVER
+        k = key(e)
+        updated[k] = max(updated.get(k, _NEVER), created)
+    return live_of(store, snapshot, entries), updated
 
 
 def file_format(file_name: str) -> str:
@@ -293,15 +315,14 @@ def _deleted_rows(state: TableState, travel: TimeTravel) -> dict[bytes, int | No
 def partitions(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
     """One row per partition of the snapshot's files: rows, bytes, files, the newest file's
     creation time, buckets; ordered by the partition's name."""
-    entries = _live(state, travel)
+    entries, updated = _live_and_updated(state, travel, lambda e: e.partition)
     printer = _partitions(state)
     groups: dict[bytes, list[int]] = {}
     for e in entries:
-        group = groups.setdefault(e.partition, [0, 0, 0, -(2**63), e.total_buckets])
+        group = groups.setdefault(e.partition, [0, 0, 0, updated[e.partition], e.total_buckets])
         group[0] += e.file.row_count
         group[1] += e.file.file_size
         group[2] += 1
-        group[3] = max(group[3], e.file.creation_time_ms if e.file.creation_time_ms is not None else -(2**63))
         group[4] = e.total_buckets
     deleted = _deleted_rows(state, travel) if state.store.schema.core_options().deletion_vectors else {}
     rows = sorted(((_partition_name(state, printer.values(p)), p, g) for p, g in groups.items()), key=lambda r: r[0])
@@ -312,7 +333,7 @@ def partitions(state: TableState, travel: TimeTravel = LATEST) -> pa.Table:
             "record_count": [g[0] for _, _, g in rows],
             "file_size_in_bytes": [g[1] for _, _, g in rows],
             "file_count": [g[2] for _, _, g in rows],
-            "last_update_time": [g[3] if g[3] != -(2**63) else None for _, _, g in rows],
+            "last_update_time": [g[3] if g[3] != _NEVER else None for _, _, g in rows],
             "created_at": [None] * len(rows),
             "created_by": [None] * len(rows),
             "updated_by": [None] * len(rows),
@@ -329,12 +350,12 @@ def buckets(state: TableState) -> pa.Table:
     BucketsTable reads the latest snapshot whatever the scan options say)."""
     printer = _partitions(state)
     groups: dict[tuple[bytes, int], list[int]] = {}
-    for e in _live(state, LATEST):
-        group = groups.setdefault((e.partition, e.bucket), [0, 0, 0, -(2**63)])
+    entries, updated = _live_and_updated(state, LATEST, lambda e: (e.partition, e.bucket))
+    for e in entries:
+        group = groups.setdefault((e.partition, e.bucket), [0, 0, 0, updated[(e.partition, e.bucket)]])
         group[0] += e.file.row_count
         group[1] += e.file.file_size
         group[2] += 1
-        group[3] = max(group[3], e.file.creation_time_ms if e.file.creation_time_ms is not None else -(2**63))
     rows = sorted(((printer.braces(p) or "", b, g) for (p, b), g in groups.items()), key=lambda r: (r[0], r[1]))
     return table_of(
         BUCKETS,
@@ -344,7 +365,7 @@ def buckets(state: TableState) -> pa.Table:
             "record_count": [g[0] for _, _, g in rows],
             "file_size_in_bytes": [g[1] for _, _, g in rows],
             "file_count": [g[2] for _, _, g in rows],
-            "last_update_time": [g[3] if g[3] != -(2**63) else None for _, _, g in rows],
+            "last_update_time": [g[3] if g[3] != _NEVER else None for _, _, g in rows],
         },
     )
 
