@@ -439,10 +439,12 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
                 reads.append((key, reason))
         else:
             writes.append((key, f"{key}={value} is an option lakestore does not know"))
+    dv_append: tuple[tuple[str, str], ...] = ()
     if not primary_keys and options.get("deletion-vectors.enabled", "false").strip().lower() == "true":
-        # Paimon deletes rows of append tables only through Spark's DELETE/UPDATE, which lakestore
-        # does not have; its append compaction would also have to rewrite the vectors.
-        writes.append(("deletion-vectors.enabled", "deletion-vectors.enabled=true on an append table is read-only in lakestore"))
+        # Appends, overwrites (the partitions' vectors go with their files) and row deletes
+        # (lakestore.dml.append_vectors) are written as paimon-spark writes them; compaction
+        # would have to apply and retire the vectors, which is not implemented.
+        dv_append = (("deletion-vectors.enabled", "deletion-vectors.enabled=true on an append table: compaction is not implemented"),)
     if options.get("bucket", "-1").strip() == "-2":
         writes += _postpone_refusals(options, primary_keys)
     if (
@@ -458,7 +460,7 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
                 " vectors is not implemented",
             )
         )
-    compaction = _row_tracking_refusals(options, primary_keys, writes, reads)
+    compaction = _row_tracking_refusals(options, primary_keys, writes, reads) + dv_append
     return Unsupported(tuple(writes), tuple(reads), compaction)
 
 

@@ -200,6 +200,10 @@ class TableWrite:
                 # As Paimon's unaware-bucket writers: new files start at sequence 0, which the
                 # commit turns into the snapshot id; no compaction (refused: row ids would be lost).
                 next_sequence, compactor = 0, None
+            if not self.primary_key and self.options.deletion_vectors:
+                # Append files with deletion vectors are never compacted by lakestore (refused:
+                # a rewrite must apply and retire the vectors): writers only add files.
+                compactor = None
             common: dict[str, Any] = dict(
                 partition=spec.binary,
                 bucket=bucket,

@@ -75,17 +75,20 @@ def test_projection_and_filter(java, catalog, warehouse):
     assert sorted(got.to_pylist(), key=lambda r: r["id"]) == sorted(want.to_pylist(), key=lambda r: r["id"])
 
 
-def test_append_table_reads_and_refuses_writes(java, catalog, warehouse):
-    """Paimon deletes rows of append tables only through Spark's DELETE/UPDATE: lakestore reads
-    such tables (vectors applied) and refuses to write them."""
+def test_append_table_reads_appends_and_refuses_compaction(java, catalog, warehouse):
+    """Append tables with deletion vectors: lakestore reads them (vectors applied), appends to
+    them (new files, the vectors kept) and refuses to compact them (a rewrite must apply and
+    retire the vectors)."""
     schema = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string())])
     java.create_table(warehouse, "db.a", schema, options={"bucket": "-1", "deletion-vectors.enabled": "true"})
     data = pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema)
     java.write(warehouse, "db.a", data)
     table = catalog.get_table("db.a")
     assert sorted(table.to_arrow().to_pylist(), key=lambda r: r["id"]) == data.to_pylist()
+    table.write_arrow(data)
+    assert sorted(r["id"] for r in java.read(warehouse, "db.a").to_pylist()) == [1, 1, 2, 2, 3, 3]
     with pytest.raises(lakestore.errors.UnsupportedTableError, match="deletion-vectors.enabled"):
-        table.write_arrow(data)
+        table.compact(full=True)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
