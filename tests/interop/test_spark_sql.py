@@ -220,6 +220,12 @@ def test_append_table_with_deletion_vectors(spark: SparkSqlOracle, warehouse: Pa
     # Spark's own compaction applies the vectors; lakestore reads the result
     spark.sql(f"CALL {c}.sys.compact(table => 'db.ap')")
     assert same_table(spark, catalog, c, "db.ap") == [(4, "d", "y"), (5, "E", "x"), (6, "f", "y"), (8, "h", "y")]
+    # lakestore overwrites a partition whose files have vectors: they go with the files
+    spark.sql(f"DELETE FROM {c}.db.ap WHERE id = 4")
+    t = catalog.get_table("db.ap")
+    t.write_arrow(pa.table({"id": pa.array([9], pa.int32()), "s": ["i"], "dt": ["y"]}), overwrite={"dt": "y"})
+    assert not [f for f in t.index_files() if f.partition == {"dt": "y"}]
+    assert same_table(spark, catalog, c, "db.ap") == [(5, "E", "x"), (9, "i", "y")]
     same_system_tables(spark, catalog, c, "ap")
 
 
