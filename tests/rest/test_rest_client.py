@@ -126,3 +126,16 @@ def test_the_dagster_resource_opens_the_rest_catalog(server: Server):
     table = catalog.create_table("dg.t", schema=schema, primary_keys=["id"], options=resource.lifecycle_options(), exist_ok=True)
     table.write_arrow(pa.table({"id": [1, 2]}, schema=schema))
     assert sorted(lakestore.Catalog(str(server.warehouse)).get_table("dg.t").to_arrow()["id"].to_pylist()) == [1, 2]
+
+
+def test_create_database_takes_sparks_owner_option_only(server: Server):
+    """Spark's CREATE NAMESPACE sends its user as the database option ``owner`` (Paimon's
+    SparkCatalog passes it on): an audit field the warehouse keeps no record of, taken and
+    dropped as Paimon's filesystem catalog drops it. Any other option would be lost: 501."""
+    token = server.admin_token
+    assert server.call("POST", "/databases", token, {"name": "owned", "options": {"owner": "root"}}) == (200, {})
+    status, db = server.call("GET", "/databases/owned", token)
+    assert status == 200 and db["options"] == {} and db["owner"] == "lakestore"
+    status, answer = server.call("POST", "/databases", token, {"name": "opts", "options": {"owner": "root", "k": "v"}})
+    assert status == 501 and "database options" in answer["message"]
+    assert server.call("GET", "/databases/opts", token)[0] == 404
