@@ -182,3 +182,40 @@ def test_routed_rows_keep_arrival_sequence_numbers(catalog, rows):
         arrival = {int(ts): rank for rank, ts in enumerate(np.flatnonzero(np.isin(keys, np.asarray(written.column("k")))))}
         assert np.array_equal(np.asarray(written.column("_SEQUENCE_NUMBER")), [arrival[int(x)] for x in written.column("ts").to_pylist()])
         assert (f.min_sequence_number, f.max_sequence_number) == (min(arrival[int(x)] for x in ts_in_bucket), max(arrival.values()))
+
+
+@pytest.mark.parametrize("spillable", ["true", "false"])
+def test_full_buffer_of_many_small_buckets_spills_and_commits_one_run_per_bucket(catalog, spillable):
+    """A buffer that fills with the rows of many small buckets spills them to local disk
+    (``write-buffer-spillable``, Paimon's default): each bucket writes ONE level-0 run per commit
+    from its spilled pieces and its buffer, newest version of a key winning across both."""
+    schema = pa.schema([("p", pa.int64()), ("k", pa.int64()), ("v", pa.string())])
+    t = catalog.create_table(
+        "db.t",
+        schema=schema,
+        partition_keys=["p"],
+        primary_keys=["p", "k"],
+        options={"bucket": "2", "write-buffer-size": "16 kb", "write-only": "true", "write-buffer-spillable": spillable},
+    )
+    rng = np.random.default_rng(11)
+    batches, expected = [], {}
+    for version in range(8):
+        p = rng.integers(0, 60, size=400)
+        k = rng.integers(0, 50, size=400)
+        v = [f"v{version}-{i}" for i in range(400)]
+        batches.append(pa.record_batch({"p": pa.array(p), "k": pa.array(k), "v": pa.array(v)}))
+        expected.update({(int(a), int(b)): c for a, b, c in zip(p, k, v, strict=True)})
+    t.write_arrow(pa.RecordBatchReader.from_batches(schema, batches))
+    got = {(r["p"], r["k"]): r["v"] for r in t.to_arrow().to_pylist()}
+    assert got == expected
+    files = [(s.partition, s.bucket, f) for s in t.plan() for f in s.files]
+    per_bucket: dict = {}
+    for part, bucket, f in files:
+        per_bucket.setdefault((part, bucket), []).append(f)
+    if spillable == "true":
+        assert all(len(fs) == 1 for fs in per_bucket.values()), "a spilled bucket wrote more than one run"
+    else:
+        assert any(len(fs) > 1 for fs in per_bucket.values()), "the buffer never flushed a bucket early"
+    for fs in per_bucket.values():
+        ranges = sorted((f.min_sequence_number, f.max_sequence_number) for f in fs)
+        assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:], strict=False))

@@ -78,7 +78,6 @@ _ignore(
     "spill-compression",
     "spill-compression.zstd-level",
     "write-buffer-spill.max-disk-size",
-    "write-buffer-spillable",
     "write-buffer-for-append",
     "write-max-writers-to-spill",
     "write-manifest-cache",

@@ -218,6 +218,9 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("full-compaction.delta-commits", None, _positive_int),
         OptionSpec("target-file-size", None, parse_memory),
         OptionSpec("write-buffer-size", "256 mb", parse_memory),
+        # Paimon 2.0's default: a full write buffer spills to local disk; a commit writes one
+        # sorted run per bucket (lakestore/write/spill.py)
+        OptionSpec("write-buffer-spillable", "true", _bool),
         OptionSpec("write-only", "false", _bool),
         OptionSpec("manifest.target-file-size", "8 mb", parse_memory),
         OptionSpec("manifest.merge-min-count", "30", _positive_int),
@@ -348,6 +351,7 @@ _WRITE_SIDE_KEYS = frozenset(
         "manifest.merge-min-count",
         "target-file-size",
         "write-buffer-size",
+        "write-buffer-spillable",
         "commit.max-retries",
         "commit.min-retry-wait",
         "commit.max-retry-wait",
@@ -722,6 +726,10 @@ class CoreOptions:
     @property
     def write_buffer_size(self) -> int:
         return self.get("write-buffer-size")
+
+    @property
+    def write_buffer_spillable(self) -> bool:
+        return self.get("write-buffer-spillable")
 
     @property
     def write_only(self) -> bool:

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from lakestore.errors import CommitConflictError, UnsupportedTableError
-from lakestore.format.arrow_ops import from_numpy, rows_with_keys_in, sort_indices
+from lakestore.format.arrow_ops import from_numpy, indices, rows_with_keys_in, sort_indices
 from lakestore.format.arrow_ops import mask as arrow_mask
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.merge import MergeEngine, drop_retracts, retract_count
@@ -23,6 +23,7 @@ from lakestore.meta.commit_message import CommitMessage, CompactResult
 from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
 from lakestore.write.file_writer import DataFileWriter
+from lakestore.write.spill import SpillPiece
 
 
 class Compactor(Protocol):
@@ -64,15 +65,48 @@ class BucketWriter:
         self.stop_trigger = stop_trigger
         self.buffer: list[pa.Table] = []
         self.buffered_bytes = 0
+        # rows that left the buffer for a spill file (lakestore/write/spill.py), oldest first:
+        # they go into the next run with the buffer
+        self.spilled: list[SpillPiece] = []
+        self.spilled_bytes = 0
         self.new_files: list[DataFileMeta] = []
         self.compact_before: list[DataFileMeta] = []
         self.compact_after: list[DataFileMeta] = []
         self.changelog_files: list[DataFileMeta] = []
         self.compact_changelog: list[DataFileMeta] = []
 
-    def write(self, rows: pa.Table) -> None:
+    def write(self, rows: pa.Table, nbytes: int | None = None) -> None:
+        """Buffer ``rows``; ``nbytes``: their size when the caller knows it (``Table.nbytes``
+        of a slice walks its buffers)."""
         self.buffer.append(rows)
-        self.buffered_bytes += rows.nbytes
+        self.buffered_bytes += rows.nbytes if nbytes is None else nbytes
+
+    @property
+    def spillable(self) -> bool:
+        """Whether the buffer may go to a spill file instead of a run."""
+        return True
+
+    @property
+    def pending_bytes(self) -> int:
+        """The in-memory size of every row the next run holds: buffered and spilled."""
+        return self.buffered_bytes + self.spilled_bytes
+
+    def take_for_spill(self) -> list[pa.Table]:
+        """Hand the buffered tables over to a spill file (``spilled`` gets their piece)."""
+        chunks, self.buffer = self.buffer, []
+        self.buffered_bytes = 0
+        return chunks
+
+    def add_spilled(self, piece: SpillPiece, nbytes: int) -> None:
+        self.spilled.append(piece)
+        self.spilled_bytes += nbytes
+
+    def own_buffer(self) -> None:
+        """Copy the buffered rows out of the input batches they may be slices of, so that a
+        buffer kept across a flush of other buckets holds no whole batch alive."""
+        if self.buffer:
+            rows = pa.concat_tables(self.buffer)
+            self.buffer = [rows.take(indices(np.arange(rows.num_rows)))] if rows.num_rows else []
 
     def flush(self) -> None:
         rows = self._take_buffer()
@@ -143,11 +177,12 @@ class BucketWriter:
         return message
 
     def _take_buffer(self) -> pa.Table | None:
-        if not self.buffer:
+        if not self.spilled and not self.buffer:
             return None
-        rows = pa.concat_tables(self.buffer) if len(self.buffer) > 1 else self.buffer[0]
-        self.buffer = []
-        self.buffered_bytes = 0
+        parts = [piece.read() for piece in self.spilled] + self.buffer
+        rows = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        self.buffer, self.spilled = [], []
+        self.buffered_bytes = self.spilled_bytes = 0
         return rows
 
 
@@ -199,22 +234,33 @@ class MergeTreeBucketWriter(BucketWriter):
         self._input: list[pa.Table] = []
         self._buffer_sorted = False  # the buffer is one chunk, stably sorted by key
 
+    @property
+    def spillable(self) -> bool:
+        # changelog-producer 'input' keeps its own references to the buffered rows
+        return self.changelog_producer != "input"
+
     def write_kv(self, rows: pa.Table, kinds: pa.Array, *, arrival: np.ndarray | None = None) -> None:
         """Buffer rows numbered with the next sequence numbers in arrival order: the rows' order,
         or for rows sorted by key, ``arrival`` (each row's rank in arrival order)."""
-        self._buffer_sorted = arrival is not None and not self.buffer
         n = rows.num_rows
         ranks = np.arange(n, dtype=np.int64) if arrival is None else arrival.astype(np.int64, copy=False)
         sequence = from_numpy(self.next_sequence + ranks)
         self.next_sequence += n
-        if self.changelog_producer == "lookup" and self.merge_engine.keeps_deletes and retract_count(kinds):
+        rows = rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds)
+        self.write_sequenced(rows, sorted_by_key=arrival is not None)
+
+    def write_sequenced(self, rows: pa.Table, *, sorted_by_key: bool = True, nbytes: int | None = None) -> None:
+        """Buffer rows that already carry their ``_SEQUENCE_NUMBER`` (taken from this writer's
+        ``next_sequence``) and ``_VALUE_KIND``, sorted by key when ``sorted_by_key``."""
+        self._buffer_sorted = sorted_by_key and not self.buffer and not self.spilled
+        if self.changelog_producer == "lookup" and self.merge_engine.keeps_deletes and retract_count(rows.column(VALUE_KIND)):
             raise UnsupportedTableError(
                 "retractions (-U/-D) of a partial-update table with sequence groups and changelog-producer 'lookup' are not"
                 " implemented for writes",
                 options=("changelog-producer",),
             )
-        prepared = self.merge_engine.prepare_input(rows.append_column(SEQUENCE_NUMBER, sequence).append_column(VALUE_KIND, kinds))
-        self.write(prepared)
+        prepared = self.merge_engine.prepare_input(rows)
+        self.write(prepared, nbytes if prepared is rows else None)
         if self.changelog_producer == "input":
             self._input.append(prepared)  # shares buffers with the write buffer
 

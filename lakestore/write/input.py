@@ -218,9 +218,55 @@ class Routed:
     arrival: np.ndarray | None = None
 
 
-# From this many rows on, the groups of a batch are sorted and taken on the writer's thread pool
-# (sorts and takes release the GIL); smaller batches stay on the calling thread.
-PARALLEL_TAKE_ROWS = 65_536
+@dataclass(frozen=True)
+class RoutedBatch:
+    """A batch reordered by (partition, bucket) and, inside each group, stably by the sort keys:
+    group i is rows [starts[i], starts[i + 1]) of ``rows``, of partition ``values[i]`` and bucket
+    ``buckets[i]``; ``arrival`` (with sort keys) is each row's rank in input order in its group."""
+
+    rows: pa.Table
+    starts: list[int]
+    values: list[tuple[Any, ...]]
+    buckets: list[int]
+    arrival: np.ndarray | None
+
+    def chunks(self) -> Iterator[Routed]:
+        for i, (value, bucket) in enumerate(zip(self.values, self.buckets, strict=True)):
+            start, end = self.starts[i], self.starts[i + 1]
+            arrival = self.arrival[start:end] if self.arrival is not None else None
+            yield Routed(value, bucket, self.rows.slice(start, end - start), arrival)
+
+
+def route(data: pa.Table, buckets: np.ndarray, partition_keys: tuple[str, ...], *, sort_keys: Sequence[str] = ()) -> RoutedBatch:
+    """Group rows by (partition values, bucket) with ONE stable sort by (group, ``sort_keys``)
+    and one ``take`` of the whole batch: a batch spread over thousands of partitions costs no
+    per-group take (see ``RoutedBatch``)."""
+    n = data.num_rows
+    radix = int(buckets.max()) + 1 if n else 1
+    group = buckets.astype(np.int64) + partition_codes(data, partition_keys) * radix
+    by_group = group_order(group)  # stable: each group's rows in input order
+    grouped = group[by_group]
+    starts = np.concatenate([[0], np.flatnonzero(grouped[1:] != grouped[:-1]) + 1, [n]]).astype(np.int64)
+    if sort_keys:
+        dense = np.empty(n, dtype=np.int64)
+        dense[by_group] = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+        keyed = data.select(list(sort_keys)).append_column("__group", from_numpy(dense))
+        order = sort_order(keyed, ["__group", *sort_keys])
+        # a row's rank in input order among its group's rows is its place in ``by_group`` minus
+        # its group's start (both orders have the same group boundaries)
+        place = np.empty(n, dtype=np.int64)
+        place[by_group] = np.arange(n, dtype=np.int64)
+        arrival: np.ndarray | None = place[order] - np.repeat(starts[:-1], np.diff(starts))
+    else:
+        order, arrival = by_group, None
+    ordered = data.take(indices(order))
+    heads = indices(starts[:-1])
+    if partition_keys:
+        columns = [ordered.column(k).take(heads).to_pylist() for k in partition_keys]
+        values = list(zip(*columns, strict=True))
+    else:
+        values = [()] * (len(starts) - 1)
+    return RoutedBatch(ordered, starts.tolist(), values, buckets[order][starts[:-1]].tolist(), arrival)
 
 
 def split_by_partition_and_bucket(
@@ -233,29 +279,16 @@ def split_by_partition_and_bucket(
 ) -> Iterator[Routed]:
     """Group rows by (partition values, bucket); inside each group rows are in input order, or
     stably sorted by ``sort_keys`` with their input-order ranks (``Routed.arrival``): a bucket
-    writer holding one such chunk needs no sort and ``take`` of its own."""
+    writer holding one such chunk needs no sort and ``take`` of its own. Each group is a
+    zero-copy slice of one reordered batch (``route``); ``pool`` is no longer needed."""
+    del pool
     n = data.num_rows
     if n == 0:
         return
-    radix = int(buckets.max()) + 1 if n else 1
-    group = buckets.astype(np.int64) + partition_codes(data, partition_keys) * radix
-    if not sort_keys and bool((group == group[0]).all()):
-        yield Routed(partition_values(data, partition_keys, 0), int(buckets[0]), data)
-        return
-    order = group_order(group)
-    starts = np.concatenate([[0], np.flatnonzero(np.diff(group[order])) + 1, [n]])
-    bounds = list(zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True))
-
-    def take(bound: tuple[int, int]) -> tuple[pa.Table, np.ndarray | None]:
-        positions = order[bound[0] : bound[1]]
-        if not sort_keys:
-            return data.take(indices(positions)), None
-        arrival = sort_order(data.select(list(sort_keys)).take(indices(positions)), sort_keys)
-        return data.take(indices(positions[arrival])), arrival
-
-    if pool is not None and n >= PARALLEL_TAKE_ROWS and len(bounds) > 1:
-        chunks = list(pool.map(take, bounds))
-    else:
-        chunks = [take(bound) for bound in bounds]
-    for (start, _), (chunk, arrival) in zip(bounds, chunks, strict=True):
-        yield Routed(partition_values(chunk, partition_keys, 0), int(buckets[order[start]]), chunk, arrival)
+    if not sort_keys:
+        radix = int(buckets.max()) + 1
+        group = buckets.astype(np.int64) + partition_codes(data, partition_keys) * radix
+        if bool((group == group[0]).all()):
+            yield Routed(partition_values(data, partition_keys, 0), int(buckets[0]), data)
+            return
+    yield from route(data, buckets, partition_keys, sort_keys=sort_keys).chunks()

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from lakestore.errors import OptionError, PartitionValueError
 from lakestore.format.arrow_ops import as_numpy, from_numpy
+from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine
 from lakestore.meta.commit_message import CommitMessage
@@ -27,13 +28,16 @@ from lakestore.write.dynamic_bucket import DynamicBuckets, key_hashes
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import (
     PartitionSpec,
+    RoutedBatch,
     assign_buckets,
     conform,
     filter_row_kinds,
     partition_spec,
+    route,
     row_kinds,
     split_by_partition_and_bucket,
 )
+from lakestore.write.spill import Spiller
 
 InputData: TypeAlias = "pa.Table | pa.RecordBatch | pa.RecordBatchReader | Iterable[pa.RecordBatch]"
 # Builds the compactor of one bucket: (partition values, bucket, the bucket's file writer).
@@ -90,6 +94,7 @@ class TableWrite:
         self._existing = self._index_existing(manifests, base_snapshot)
         self._closed = False
         self._pool: ThreadPoolExecutor | None = None  # bucket writers' and routing's threads, made on first use
+        self._spiller: Spiller | None = None  # spill files of the write buffer, made on first spill
         self._dynamic: DynamicBuckets | None = None
         self._cross: CrossPartitionIndex | None = None
         if is_cross_partition(schema):
@@ -158,19 +163,46 @@ class TableWrite:
             rows = rows.append_column("__hash", from_numpy(hashes))
         else:
             buckets = assign_buckets(rows, self.schema)
+        if rows.num_rows == 0:
+            return
         sort_keys = self.schema.trimmed_primary_keys if self.primary_key else ()
-        for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys, sort_keys=sort_keys, pool=self._threads()):
-            writer = self._writer(routed.partition_values, routed.bucket)
-            chunk = routed.rows
-            if self._dynamic is not None:
-                self._dynamic.maintainer(writer.partition, writer.bucket).add(as_numpy(chunk.column("__hash")))
-                chunk = chunk.drop_columns(["__hash"])
-            if isinstance(writer, MergeTreeBucketWriter):
-                chunk_kinds = chunk.column("__kind").combine_chunks()
-                writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds, arrival=routed.arrival)
-            else:
-                writer.write(chunk)
+        per_row = rows.nbytes / rows.num_rows  # a slice's own nbytes walks its buffers
+        if self.primary_key and self._dynamic is None and self._cross is None:
+            self._write_kv_batch(route(rows, buckets, self.schema.partition_keys, sort_keys=sort_keys), per_row)
+        else:
+            for routed in split_by_partition_and_bucket(rows, buckets, self.schema.partition_keys, sort_keys=sort_keys):
+                writer = self._writer(routed.partition_values, routed.bucket)
+                chunk = routed.rows
+                if self._dynamic is not None:
+                    self._dynamic.maintainer(writer.partition, writer.bucket).add(as_numpy(chunk.column("__hash")))
+                    chunk = chunk.drop_columns(["__hash"])
+                if isinstance(writer, MergeTreeBucketWriter):
+                    chunk_kinds = chunk.column("__kind").combine_chunks()
+                    writer.write_kv(chunk.drop_columns(["__kind"]), chunk_kinds, arrival=routed.arrival)
+                else:
+                    writer.write(chunk, nbytes=int(per_row * chunk.num_rows))
         self._bound_memory()
+
+    def _write_kv_batch(self, batch: RoutedBatch, per_row: float) -> None:
+        """Primary-key rows of a routed batch: the sequence numbers and row kinds of every
+        bucket's rows are columns of the whole batch (each bucket numbers its rows from its next
+        sequence number, in arrival order), and each bucket buffers a zero-copy slice of it."""
+        writers = [self._writer(values, bucket) for values, bucket in zip(batch.values, batch.buckets, strict=True)]
+        starts = np.asarray(batch.starts, dtype=np.int64)
+        counts = np.diff(starts)
+        bases = np.empty(len(writers), dtype=np.int64)
+        for i, (writer, count) in enumerate(zip(writers, counts.tolist(), strict=True)):
+            bases[i] = writer.next_sequence
+            writer.next_sequence += count
+        assert batch.arrival is not None
+        sequence = np.repeat(bases, counts) + batch.arrival
+        rows = batch.rows
+        kinds = rows.column("__kind")
+        rows = rows.drop_columns(["__kind"]).append_column(SEQUENCE_NUMBER, from_numpy(sequence)).append_column(VALUE_KIND, kinds)
+        per_row += 8  # the sequence numbers
+        for writer, start, count in zip(writers, batch.starts[:-1], counts.tolist(), strict=True):
+            assert isinstance(writer, MergeTreeBucketWriter)
+            writer.write_sequenced(rows.slice(start, count), nbytes=int(per_row * count))
 
     def _partition(self, values: tuple[Any, ...]) -> PartitionSpec:
         spec = self._partitions.get(values)
@@ -235,12 +267,32 @@ class TableWrite:
         return writer
 
     def _bound_memory(self) -> None:
-        """Over ``write-buffer-size``, flush the largest buffers (as Paimon does when its write
-        buffer is full) down to half the budget: those flushes run in parallel, and runs keep
-        about the size that flushing one buffer each time the budget fills would give them."""
+        """Over ``write-buffer-size``: with ``write-buffer-spillable`` (Paimon's default), every
+        bucket whose pending rows (buffered and spilled) reach a quarter of the budget writes
+        them as a level-0 run, and the buffers of all other buckets go to one spill file, to
+        join their bucket's run at the commit: a write spread over thousands of small buckets
+        makes one file per bucket per commit, not one per bucket per buffer fill, and a
+        bucket's run never holds more than a quarter of the budget plus one buffer's worth.
+        Without spilling, flush the largest buffers (as Paimon does when its write buffer is
+        full) down to half the budget: those flushes run in parallel, and runs keep about the
+        size that flushing one buffer each time the budget fills would give them."""
         budget = self.options.write_buffer_size
         total = sum(w.buffered_bytes for w in self._writers.values())
         if total <= budget:
+            return
+        if self.options.write_buffer_spillable:
+            cap = budget // 4
+            buffered = [w for w in self._writers.values() if w.buffered_bytes]
+            runs = [w for w in buffered if not w.spillable or w.pending_bytes >= cap]
+            spills = [w for w in buffered if w.spillable and w.pending_bytes < cap]
+            self._flush(runs)
+            if spills:
+                if self._spiller is None:
+                    self._spiller = Spiller()
+                sizes = [w.buffered_bytes for w in spills]
+                pieces = self._spiller.spill([w.take_for_spill() for w in spills], sizes)
+                for writer, piece, size in zip(spills, pieces, sizes, strict=True):
+                    writer.add_spilled(piece, size)
             return
         chosen: list[BucketWriter] = []
         for writer in sorted(self._writers.values(), key=lambda w: w.buffered_bytes, reverse=True):
@@ -248,10 +300,15 @@ class TableWrite:
                 break
             chosen.append(writer)
             total -= writer.buffered_bytes
-        if len(chosen) > 1:
-            list(self._threads().map(lambda w: w.flush(), chosen))
-        else:
-            chosen[0].flush()
+        self._flush(chosen)
+        for writer in self._writers.values():
+            writer.own_buffer()  # kept buffers may be slices of whole input batches
+
+    def _flush(self, writers: list[BucketWriter]) -> None:
+        if len(writers) > 1:
+            list(self._threads().map(lambda w: w.flush(), writers))
+        elif writers:
+            writers[0].flush()
 
     # -- committing ---------------------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
@@ -271,9 +328,15 @@ class TableWrite:
             messages = list(self._threads().map(lambda w: w.prepare_commit(full_compaction=full), writers))
         else:
             messages = [w.prepare_commit(full_compaction=full) for w in writers]
+        self._release_spills()  # every bucket has read its pieces
         if self._dynamic is not None:
             messages = self._dynamic.attach_index_files(messages)
         return [m for m in messages if not m.is_empty]
+
+    def _release_spills(self) -> None:
+        if self._spiller is not None:
+            self._spiller.release()
+            self._spiller = None
 
     def _threads(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -281,6 +344,7 @@ class TableWrite:
         return self._pool
 
     def _shutdown(self) -> None:
+        self._release_spills()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
