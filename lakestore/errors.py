@@ -156,3 +156,25 @@ class RestCatalogAccessError(CatalogError):
 
 class AuthError(LakestoreError):
     """An authentication store operation failed: unknown principal, bad grant scope or level."""
+
+
+# -- confinement and commit validation -----------------------------------------------------------
+class PathOutsideTableError(CorruptMetadataError):
+    """A path named by a table's metadata (a manifest entry, an ``_EXTERNAL_PATH``, an index
+    or manifest file name) resolves outside the table's folders and its declared
+    ``data-file.external-paths`` (after normalisation, ``..`` and symbolic links). Raised
+    before anything is deleted: the operation that met it (expiration, rollback, orphan
+    cleanup, tag or branch deletion, an aborted commit) deleted nothing. ``paths`` names the
+    offending paths as the metadata spells them."""
+
+    def __init__(self, source: str, paths: tuple[str, ...]) -> None:
+        shown = ", ".join(repr(p) for p in paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(source, f"names paths outside the table's folders: {shown}")
+        self.paths = paths
+
+
+class InvalidCommitError(CommitError):
+    """A snapshot offered for publication (through the REST catalog, or found by
+    ``Table.maintenance.check()``) names a file outside the table, a file that does not exist,
+    a schema the table does not have (or that was not written through the catalog server), or
+    holds a field outside Paimon's ranges. Nothing was published."""
