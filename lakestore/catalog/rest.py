@@ -1,5 +1,6 @@
 """Paimon's REST catalog as a lakestore catalog (``metastore=rest``): databases, tables and
-schema changes go to a REST catalog server (``uri``, bearer ``token``; ``warehouse`` is the
+schema changes go to a REST catalog server (``uri``, bearer ``token``, or without that option
+the ``LAKESTORE_REST_TOKEN`` environment variable; ``warehouse`` is the
 catalog name sent to ``/v1/config``), and every snapshot commit goes to the server's commit
 endpoint, which publishes it (tables of a local warehouse; lakestore writes the data and
 manifest files at the table's path as Paimon's clients do). Tested against ``lakestore serve``.
@@ -12,6 +13,7 @@ for a missing or refused token (401/403), the catalog's not-found/already-exists
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.error
 import urllib.parse
@@ -35,6 +37,7 @@ from lakestore.errors import (
 )
 from lakestore.format.types import DataField
 from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.io.secrets import REST_TOKEN, REST_TOKEN_ENV
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.schema import new_schema
 from lakestore.meta.schema_change import (
@@ -100,14 +103,26 @@ def _error(status: int, raw: bytes, what: str) -> CatalogError:
 
 
 class ServerCommitFileIO(LocalFileIO):
-    """A local file IO whose snapshot publishes of one table are the server's commits."""
+    """A local file IO whose snapshot publishes of one table are the server's commits.
+    ``catalog`` is the warehouse name and the options of the catalog that opened the table
+    (another process opens it again through them: Spark executors)."""
 
-    def __init__(self, client: RestClient, database: str, table: str, table_path: str, table_id: str | None) -> None:
+    def __init__(
+        self,
+        client: RestClient,
+        database: str,
+        table: str,
+        table_path: str,
+        table_id: str | None,
+        *,
+        catalog: tuple[str, Mapping[str, str]] | None = None,
+    ) -> None:
         super().__init__()
         self.client = client
         self.database, self.table = database, table
         self.table_path = table_path.rstrip("/")
         self.table_id = table_id
+        self.catalog = catalog
 
     def try_publish(self, path: str, data: bytes) -> bool:
         match = _SNAPSHOT_FILE.match(path)
@@ -186,7 +201,8 @@ class RestCatalog(Catalog):
         uri = self.options.get("uri")
         if not uri or not uri.startswith(("http://", "https://")):
             raise OptionError(f"metastore=rest needs option 'uri' = the server's http(s):// address, got {uri!r}")
-        self.client = RestClient(uri, self.options.get("token"))
+        # the bearer token: the option, else the environment (a process not given the option)
+        self.client = RestClient(uri, self.options.get(REST_TOKEN) or os.environ.get(REST_TOKEN_ENV) or None)
         config = self.client.call("GET", "/v1/config", query={"warehouse": self.warehouse})
         merged = {**(config.get("defaults") or {}), **self.options, **(config.get("overrides") or {})}
         self.client.prefix = str(merged.get("prefix", ""))
@@ -284,7 +300,7 @@ class RestCatalog(Catalog):
         if "://" in path and not path.startswith("file://"):
             raise OptionError(f"table {identifier!r} lives at {path}: the REST catalog client reads and writes local warehouses only")
         path = path.removeprefix("file://")
-        file_io = ServerCommitFileIO(self.client, database, table, path, meta.get("id"))
+        file_io = ServerCommitFileIO(self.client, database, table, path, meta.get("id"), catalog=(self.warehouse, dict(self.options)))
         _, branch = split_branch(identifier)
         return Table(path, file_io=file_io, identifier=f"{database}.{table}", branch=branch)
 

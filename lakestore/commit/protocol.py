@@ -7,11 +7,16 @@ the attempt's outcome is unknown), and then every file stays, because a snapshot
 it; ``remove_orphan_files`` reclaims them if it did not land. A retry with the same
 :class:`CommitId` recognises its own landed commit (``TableCommit.commit``).
 
-Messages written by other processes (Spark tasks) are committed with :func:`commit_messages`. A
-process that aborts such a commit without knowing whether it was attempted (Spark calls a
-writer's ``abort`` in another process after its ``commit`` failed) asks the snapshots:
-:func:`abort_unless_landed` deletes the files only when the commit did not land, and
-:func:`find_landed` is how a rerun recognises its landed commit."""
+A write has two halves, which may run in different processes: :func:`write_messages` (fill a
+``TableWrite``, return its messages; a failure deletes its files) and :func:`commit_written`
+(commit them as one ``CommitId``), where "did it land?" is decided, once: a failure that
+provably did not land deletes the files, one that may have keeps them, and a ``CommitId`` that
+had landed before commits nothing and deletes the rerun's files (``CommitOutcome.already_landed``).
+:func:`write_and_commit` (``Table.write_arrow``, row-level changes) runs both; Spark tasks run the
+write half and the driver the commit half. An abort that runs after the commit step in another
+process (Spark's) uses :func:`abort_written`, which knows whether that step was reached and asks
+nothing again; a process that cannot know it asks the snapshots (:func:`abort_unless_landed`,
+:func:`find_landed`)."""
 
 from __future__ import annotations
 
@@ -73,12 +78,88 @@ def commit_or_abort(
     return snapshots[-1] if snapshots else None
 
 
-class WriteTarget(Protocol):
+class Committer(Protocol):
+    """What commits messages (``lakestore.Table``, its ``FileStore``)."""
+
+    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit: ...
+
+
+class WriteTarget(Committer, Protocol):
     """What a write and its commit are made from (``lakestore.Table``)."""
 
     def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite: ...
 
-    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit: ...
+
+@dataclass(frozen=True)
+class CommitOutcome:
+    """What the commit half of the protocol (:func:`commit_written`) came to: ``snapshot``, the
+    last snapshot created, or the one an earlier commit of the same ``CommitId`` landed as (None:
+    nothing to commit); ``already_landed``: that earlier commit had landed, so nothing was
+    committed and the files of these messages, which no snapshot names, were deleted."""
+
+    snapshot: Snapshot | None
+    already_landed: bool = False
+
+
+def write_messages(
+    target: WriteTarget, fill: Callable[[TableWrite], object], commit_user: str, *, overwrite: Overwrite = None
+) -> list[CommitMessage]:
+    """The write half of the protocol: a write of ``target`` by ``commit_user`` filled by
+    ``fill``; returns its messages for :func:`commit_written` (in this process or another: a
+    Spark task's messages go to the driver). Whatever fails, every file of the write is deleted."""
+    with target.new_write(commit_user=commit_user, overwrite=overwrite) as write:  # aborts on any error
+        fill(write)
+        return write.prepare_commit()
+
+
+def commit_written(
+    target: Committer,
+    messages: Sequence[CommitMessage],
+    commit_id: CommitId,
+    *,
+    check: Callable[[], None] | None = None,
+    overwrite: Overwrite = None,
+    watermark: int | None = None,
+    operation: str | None = None,
+    commit_empty: bool = False,
+) -> CommitOutcome:
+    """The commit half of the protocol: commit the messages of :func:`write_messages` as
+    ``commit_id``, deciding once what becomes of their files. ``operation``: the snapshots'
+    ``operation`` (``TableCommit.commit``).
+
+    - ``check`` runs first: if it raises, the files are deleted (nothing was attempted);
+    - no messages and not ``commit_empty`` (as an overwrite that empties partitions needs):
+      nothing is committed;
+    - a failed commit deletes them only if it provably did not land (:func:`commit_or_abort`);
+    - when ``commit_id`` had landed already (a rerun), nothing is committed and the files, which
+      no snapshot names, are deleted (``already_landed``).
+
+    Raises:
+        CommitConflictError: the commit conflicts with one that landed first.
+        CommitRetriesExhaustedError: concurrent commits kept winning the race.
+    """
+    committer = target.new_commit(commit_user=commit_id.user)
+    if check is not None:
+        try:
+            check()
+        except BaseException:
+            committer.abort(messages)
+            raise
+    if not messages and not commit_empty:
+        return CommitOutcome(None)
+    snapshot = commit_or_abort(
+        committer,
+        messages,
+        identifier=commit_id.identifier,
+        abort=lambda: committer.abort(messages),
+        overwrite=None if overwrite is False else overwrite,
+        watermark=watermark,
+        operation=operation,
+    )
+    if snapshot is not None and snapshot.id in committer.recognised:
+        committer.abort(messages)  # an earlier commit of this CommitId landed; no snapshot names these files
+        return CommitOutcome(snapshot, already_landed=True)
+    return CommitOutcome(snapshot)
 
 
 def write_and_commit(
@@ -91,37 +172,25 @@ def write_and_commit(
     operation: str | None = None,
     commit_empty: bool = False,
 ) -> Snapshot | None:
-    """One write of ``target`` filled by ``fill`` and committed as ``commit_id``. Nothing is
-    committed when the write produced nothing (unless ``commit_empty``, as an overwrite that
-    empties partitions needs). Whatever fails, no file of the write stays behind unless the
-    commit may have landed."""
-    with target.new_write(commit_user=commit_id.user, overwrite=overwrite) as write:  # aborts on any error while open
-        fill(write)
-        messages = write.prepare_commit()
-        if not messages and not commit_empty:
-            return None
-        committer = target.new_commit(commit_user=commit_id.user)
-        snapshot = commit_or_abort(
-            committer,
-            messages,
-            identifier=commit_id.identifier,
-            keep=write.close,  # closed: the context manager no longer aborts
-            overwrite=None if overwrite is False else overwrite,
-            watermark=watermark,
-            operation=operation,
-        )
-        if snapshot is not None and snapshot.id in committer.recognised:
-            write.abort()  # an earlier commit of this CommitId landed; no snapshot names this write's files
-        return snapshot
+    """One write of ``target`` filled by ``fill`` and committed as ``commit_id``: the write half
+    (:func:`write_messages`) then the commit half (:func:`commit_written`). Nothing is committed
+    when the write produced nothing (unless ``commit_empty``, as an overwrite that empties
+    partitions needs). Whatever fails, no file of the write stays behind unless the commit may
+    have landed."""
+    messages = write_messages(target, fill, commit_id.user, overwrite=overwrite)
+    if not messages and not commit_empty:
+        return None
+    outcome = commit_written(
+        target, messages, commit_id, overwrite=overwrite, watermark=watermark, operation=operation, commit_empty=commit_empty
+    )
+    return outcome.snapshot
 
 
-class CommitTarget(Protocol):
+class CommitTarget(Committer, Protocol):
     """What commits messages and knows which commits landed (``lakestore.Table``, its ``FileStore``)."""
 
     @property
     def snapshot_manager(self) -> SnapshotManager: ...
-
-    def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit: ...
 
 
 def commit_kind(overwrite: Overwrite) -> CommitKind:
@@ -141,7 +210,7 @@ def find_landed(target: CommitTarget, commit_id: CommitId, kind: CommitKind, *, 
 
 
 def commit_messages(
-    target: CommitTarget,
+    target: Committer,
     messages: Sequence[CommitMessage],
     commit_id: CommitId,
     *,
@@ -151,38 +220,28 @@ def commit_messages(
     operation: str | None = None,
 ) -> Snapshot | None:
     """Commit ``messages`` written by other processes (tasks) as ``commit_id``; returns the last
-    snapshot created or recognised (None: nothing to commit). ``operation``: the snapshots'
-    ``operation`` (``TableCommit.commit``).
-
-    ``check`` runs first: if it raises, the messages' files are deleted (nothing was attempted).
-    A failed commit deletes them only if it provably did not land (``commit_or_abort``). When
-    ``commit_id`` had landed already (a rerun), nothing is committed and these messages' files,
-    which no snapshot names, are deleted.
+    snapshot created or recognised (None: nothing to commit): :func:`commit_written`'s snapshot.
 
     Raises:
         CommitConflictError: the commit conflicts with one that landed first.
         CommitRetriesExhaustedError: concurrent commits kept winning the race.
     """
-    committer = target.new_commit(commit_user=commit_id.user)
-    if check is not None:
-        try:
-            check()
-        except BaseException:
-            committer.abort(messages)
-            raise
-    if not messages and not commit_empty:
-        return None
-    snapshot = commit_or_abort(
-        committer,
-        messages,
-        identifier=commit_id.identifier,
-        abort=lambda: committer.abort(messages),
-        overwrite=None if overwrite is False else overwrite,
-        operation=operation,
-    )
-    if snapshot is not None and snapshot.id in committer.recognised:
-        committer.abort(messages)  # an earlier commit of this CommitId landed; no snapshot names these files
-    return snapshot
+    outcome = commit_written(target, messages, commit_id, check=check, overwrite=overwrite, commit_empty=commit_empty, operation=operation)
+    return outcome.snapshot
+
+
+def abort_written(target: Committer, messages: Sequence[CommitMessage], commit_user: str, *, commit_reached: bool) -> bool:
+    """Abort a write whose messages were handed to a commit step that runs elsewhere (Spark
+    aborts a job in another process, after failed tasks or after a failed commit step), without
+    asking the snapshots again: when the commit step was never reached, the commit provably did
+    not land and the messages' files are deleted; when it was reached, :func:`commit_written`
+    has decided already (it deleted the files of a commit that provably did not land and kept
+    those of one that may have), and every file stays. Returns whether files were deleted."""
+    if commit_reached:
+        return False
+    if messages:
+        target.new_commit(commit_user=commit_user).abort(messages)
+    return True
 
 
 def abort_unless_landed(

@@ -89,6 +89,13 @@ class FileIO(ABC):
         """Whether ``path`` (a plain path or a URI) lives on this file system."""
         return uri_scheme(path) == ""
 
+    def catalog_options(self) -> dict[str, str] | None:
+        """The catalog options from which ``lakestore.io.factory.file_io_for`` builds this file
+        system again, in another process (Spark executors open tables that way), credentials
+        included (``lakestore.io.secrets`` tells them apart). None: a file system built in code,
+        which options do not describe."""
+        return None
+
 
 def uri_scheme(path: str) -> str:
     """The lower-case scheme of a URI (``file:/x``, ``file:///x``, ``s3://b/k``), ``""`` for a
@@ -121,6 +128,10 @@ class LocalFileIO(FileIO):
 
     def handles(self, path: str) -> bool:
         return uri_scheme(path) in ("", "file")
+
+    def catalog_options(self) -> dict[str, str] | None:
+        # exactly this class: a subclass adds behaviour that no option describes
+        return {} if type(self) is LocalFileIO else None
 
     def arrow_path(self, path: str) -> str:
         return local_path(path)

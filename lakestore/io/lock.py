@@ -95,6 +95,27 @@ class LockOptions:
     def expire_seconds(self) -> int:
         return max(1, (self.expire_ms if self.expire_ms is not None else self.acquire_timeout_ms) // 1000)
 
+    def to_options(self) -> dict[str, str]:
+        """The catalog options ``from_options`` builds these from (``lock.enabled`` included),
+        the password too (``lakestore.io.secrets`` tells it apart)."""
+        options = {
+            LOCK_ENABLED: "true",
+            LOCK_TYPE: "jdbc",
+            JDBC_URI: self.uri,
+            CATALOG_KEY: self.catalog_key,
+            LOCK_CHECK_MAX_SLEEP: f"{self.check_max_sleep_ms} ms",
+            LOCK_ACQUIRE_TIMEOUT: f"{self.acquire_timeout_ms} ms",
+            LOCK_KEY_MAX_LENGTH: str(self.key_max_length),
+            **{jdbc.JDBC_PREFIX + k: v for k, v in self.properties},
+        }
+        if self.expire_ms is not None:
+            options[LOCK_EXPIRE_TIME] = f"{self.expire_ms} ms"
+        if self.user is not None:
+            options[JDBC_USER] = self.user
+        if self.password is not None:
+            options[JDBC_PASSWORD] = self.password
+        return options
+
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> LockOptions:
         lock_type = options.get(LOCK_TYPE, "jdbc")

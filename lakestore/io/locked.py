@@ -12,7 +12,7 @@ exclude each other.
 from __future__ import annotations
 
 from lakestore.io.fileio import LocalFileIO
-from lakestore.io.lock import CatalogLock, run_publish_locked
+from lakestore.io.lock import CatalogLock, LockOptions, run_publish_locked
 
 
 class LockedLocalFileIO(LocalFileIO):
@@ -25,6 +25,10 @@ class LockedLocalFileIO(LocalFileIO):
 
     def __repr__(self) -> str:
         return f"LockedLocalFileIO({self.lock!r})"
+
+    def catalog_options(self) -> dict[str, str] | None:
+        options = getattr(self.lock, "options", None)
+        return options.to_options() if isinstance(options, LockOptions) else None  # None: a lock built in code
 
     def try_publish(self, path: str, data: bytes) -> bool:
         return run_publish_locked(self.lock, self.catalog_key, path, lambda: LocalFileIO.try_publish(self, path, data))

@@ -35,7 +35,7 @@ import pyarrow.fs as pafs
 
 from lakestore.errors import OptionError, UnsafePublishError
 from lakestore.io.fileio import FileIO, FileStatus
-from lakestore.io.lock import CatalogLock, JdbcCatalogLock, duration_option, lock_enabled, parse_bool, run_publish_locked
+from lakestore.io.lock import CatalogLock, JdbcCatalogLock, LockOptions, duration_option, lock_enabled, parse_bool, run_publish_locked
 
 SCHEMES = ("s3://", "s3a://")
 CONDITIONAL_CREATE = "s3.conditional-create"
@@ -48,6 +48,9 @@ _SECRET_KEY = (("s3.secret-key", "fs.s3.accessKeySecret", "s3a.secret-key", "s3.
 _SESSION_TOKEN = (("s3.session-token", "fs.s3.securityToken", "s3a.session-token"), ("AWS_SESSION_TOKEN",))
 _PATH_STYLE = (("s3.path.style.access", "s3.path-style-access", "fs.s3.path-style-access", "s3a.path.style.access"), ())
 REQUEST_TIMEOUT = "s3.request-timeout"
+# The credentials: every alias of each option, with the environment variable a process that is
+# not given the option reads instead (``lakestore.io.secrets`` classifies them).
+CREDENTIALS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (_ACCESS_KEY, _SECRET_KEY, _SESSION_TOKEN)
 
 
 try:
@@ -107,6 +110,24 @@ class S3Config:
             path_style=parse_bool(_PATH_STYLE[0][0], path_style) if path_style is not None else endpoint is not None,
             request_timeout_s=duration_option(REQUEST_TIMEOUT, options.get(REQUEST_TIMEOUT, "60 s")) / 1000,
         )
+
+    def to_options(self) -> dict[str, str]:
+        """The catalog options ``from_options`` builds this configuration from, credentials
+        included (``lakestore.io.secrets`` tells them apart)."""
+        options = {
+            _PATH_STYLE[0][1]: "true" if self.path_style else "false",
+            REQUEST_TIMEOUT: f"{round(self.request_timeout_s * 1000)} ms",
+        }
+        for names, value in (
+            (_ENDPOINT, self.endpoint),
+            (_REGION, self.region),
+            (_ACCESS_KEY, self.access_key),
+            (_SECRET_KEY, self.secret_key),
+            (_SESSION_TOKEN, self.session_token),
+        ):
+            if value is not None:
+                options[names[0][0]] = value
+        return options
 
     def arrow_filesystem(self) -> pafs.S3FileSystem:
         kwargs: dict[str, Any] = {
@@ -177,7 +198,18 @@ class S3FileIO(FileIO):
             catalog_key=lock.options.catalog_key if lock is not None else options.get("catalog-key", "jdbc"),
         )
 
-    # Pickled into Spark tasks: configuration only; clients are rebuilt in the receiving process.
+    def catalog_options(self) -> dict[str, str] | None:
+        options = {**self.config.to_options(), CONDITIONAL_CREATE: "true" if self.conditional_create else "false"}
+        if self.lock is not None:
+            lock_options = getattr(self.lock, "options", None)
+            if not isinstance(lock_options, LockOptions):
+                return None  # a lock built in code
+            options.update(lock_options.to_options())
+        else:
+            options["catalog-key"] = self.catalog_key
+        return options
+
+    # Pickled (configuration only; clients are rebuilt in the receiving process).
     def __getstate__(self) -> dict:
         return {"config": self.config, "conditional_create": self.conditional_create, "lock": self.lock, "catalog_key": self.catalog_key}
 

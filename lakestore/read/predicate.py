@@ -50,6 +50,8 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     ">": operator.gt,
     ">=": operator.ge,
 }
+# The comparison operators of ``Compare``.
+COMPARE_OPS = tuple(_OPS)
 
 
 def _comparable(a: Any, b: Any) -> bool:

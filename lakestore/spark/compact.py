@@ -2,7 +2,9 @@
 
 The driver selects buckets with ``lakestore.compact.select_buckets`` and each task calls
 ``lakestore.compact.compact_bucket`` on the same pinned snapshot: the routines ``Table.compact``
-uses, so Spark and local compaction produce the same files.
+uses, so Spark and local compaction produce the same files. The tasks get the table's reference
+(``lakestore.spark.job.TableRef``, without credentials: they come from the executors'
+environment) and open it once per Python worker (``lakestore.spark.tasks.job_table``).
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from pyspark.sql import types as T
 
 from lakestore.commit.protocol import CommitId, commit_messages
 from lakestore.compact import compact_bucket, select_buckets
-from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.snapshot import Snapshot
+from lakestore.spark.dataframe import executor_environments
+from lakestore.spark.job import TableRef, table_ref
 from lakestore.spark.options import typed_errors
-from lakestore.spark.tasks import task_hook
+from lakestore.spark.tasks import job_table, new_job_id, task_hook
 from lakestore.table import Table
 
 MESSAGE_COLUMN = "message"
@@ -29,9 +32,9 @@ MESSAGE_SCHEMA = T.StructType([T.StructField(MESSAGE_COLUMN, T.BinaryType(), nul
 Partitions = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 
 
-def _compact_tasks(path: str, branch: str, file_io: FileIO, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
+def _compact_tasks(ref: TableRef, job: str, snapshot_id: int, targets: list[tuple[bytes, int]], full: bool) -> Any:
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        table = Table.from_path(path, file_io=file_io, branch=branch)  # the snapshot is the branch's
+        table: Table = job_table(ref, job)  # on the branch it names: the snapshot is the branch's
         snapshot = table.snapshot(snapshot_id)
         for batch in batches:
             payload = []
@@ -63,6 +66,7 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     ``partitions`` limits the work to partitions matching one of the given dicts
     (``{"dt": "2024-01-01"}``); ``full=True`` rewrites every bucket into one sorted run.
     """
+    ref = table_ref(table, environments=executor_environments(spark))  # refuses credentials the executors lack
     snapshot = table.latest_snapshot()
     if snapshot is None:
         return []
@@ -70,7 +74,7 @@ def compact(spark: SparkSession, table: Table, *, full: bool = False, partitions
     if not targets:
         return []
     tasks = spark.range(0, len(targets), 1, numPartitions=len(targets))
-    run = _compact_tasks(table.path, table.branch, table.file_io, snapshot.id, targets, full)
+    run = _compact_tasks(ref, new_job_id(), snapshot.id, targets, full)
     messages = collect_messages(tasks.mapInArrow(run, MESSAGE_SCHEMA))
     if not messages:
         return []

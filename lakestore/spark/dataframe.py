@@ -1,15 +1,22 @@
 """The DataFrame helpers over the ``paimon`` source: ``write_dataframe`` and ``read_dataframe``
-use it with a ``Table`` in hand (passing the typed overwrite and scan, not their string forms),
-and ``distribute`` gives a table's rows one Spark partition per (partition, bucket) writer slot
-(the bucket hash runs in Spark SQL for fixed-width keys, else in an Arrow UDF over the partition
-and bucket keys only, so the other columns never cross to Python before the write).
+use it with a ``Table`` in hand (passing the table's reference, the typed overwrite and scan as
+JSON documents, ``lakestore.spark.job``, not their string forms), and ``distribute`` gives a
+table's rows one Spark partition per (partition, bucket) writer slot (the bucket hash runs in
+Spark SQL for fixed-width keys, else in an Arrow UDF over the partition and bucket keys only, so
+the other columns never cross to Python before the write).
+
+Credentials never go into the DataFrame's options: Spark's processes read them from their
+environment (``AWS_*``, ``PGPASSWORD``, ``LAKESTORE_REST_TOKEN``; ``spark.executorEnv.*`` on a
+cluster). A table whose catalog options hold a credential that neither this process's
+environment nor the session's executor environment holds is refused with ``OptionError``
+(``lakestore.spark.job.table_ref``).
 """
 
 from __future__ import annotations
 
 import uuid
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +49,14 @@ from lakestore.spark.tasks import needs_single_writer
 from lakestore.spark.types import spark_type
 from lakestore.table import Table
 from lakestore.write.input import conform
+
+
+def executor_environments(spark: SparkSession) -> list[Mapping[str, str]]:
+    """The environment the session gives its Python workers beyond the driver's own
+    (``spark.executorEnv.*``); a Spark Connect client has none to ask."""
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        return []
+    return [dict(spark.sparkContext.environment)]
 
 
 def default_parallelism(spark: SparkSession) -> int:
@@ -192,7 +207,8 @@ def write_dataframe(
 
     ``overwrite=True`` replaces the table, ``overwrite={"dt": "x"}`` one partition (its typed
     values reach the writer as they are: any value, ``","`` and ``"="`` included). A rerun with
-    the same ``commit_user`` and ``commit_identifier`` finds the landed commit and writes nothing.
+    the same ``commit_user`` and ``commit_identifier`` commits nothing: its commit finds the
+    landed one, deletes the files the rerun's tasks wrote and returns the landed snapshot.
     Rows of one key reach their bucket's task in shuffle order: give the table a
     ``sequence.field`` if such duplicates must resolve deterministically.
 
@@ -210,13 +226,14 @@ def write_dataframe(
         SchemaMismatchError: missing, unknown or mistyped columns (checked before any task runs).
         PartitionValueError: ``overwrite`` names a column that is not a partition key, or a row
             lies outside the overwritten partition.
-        OptionError: two tasks wrote one bucket of a primary-key table.
+        OptionError: two tasks wrote one bucket of a primary-key table, or the table's catalog
+            options hold a credential Spark's environment lacks (see the module docstring).
         CommitConflictError: a concurrent commit conflicts with this one.
     """
     _check_schema(df, table)
     if overwrite is False:
         overwrite = None
-    options = table_options(table)
+    options = table_options(table, environments=executor_environments(df.sparkSession))
     if overwrite is not None and overwrite is not True:
         options.update(overwrite_option(table, overwrite))  # checked once here, passed typed
     commit_id = CommitId(commit_user or str(uuid.uuid4()), BATCH_COMMIT_IDENTIFIER if commit_identifier is None else commit_identifier)
@@ -227,6 +244,7 @@ def write_dataframe(
     ensure_registered(df.sparkSession)
     with typed_errors():
         distribute(df, table).write.format(SOURCE_NAME).mode("append" if overwrite is None else "overwrite").options(**options).save()
+    # the job's commit decided whether it landed; this looks up the snapshot to return it
     return find_landed(table, commit_id, commit_kind(overwrite), after_id=before)
 
 
@@ -267,10 +285,16 @@ def read_dataframe(
         SnapshotNotFoundError: the time-travel target does not exist.
         TagNotFoundError: the tag does not exist.
         ValueError: more than one time-travel argument, or a negative limit.
+        OptionError: a filter literal with no exact JSON form, or the table's catalog options
+            hold a credential Spark's environment lacks (see the module docstring).
     """
     spec = scan_spec(columns, filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark, limit=limit)
     # One task per core: each read task pays a Python worker round trip, and groups are balanced by rows.
-    options = {**table_options(table), **scan_option(spec), MAX_PARTITIONS: str(max_tasks or default_parallelism(spark))}
+    options = {
+        **table_options(table, environments=executor_environments(spark)),
+        **scan_option(spec),
+        MAX_PARTITIONS: str(max_tasks or default_parallelism(spark)),
+    }
     ensure_registered(spark)
     with typed_errors():  # the source checks the scan on the driver, in a Python worker
         return spark.read.format(SOURCE_NAME).options(**options).load()

@@ -34,14 +34,13 @@ from lakestore.dml.checks import check_deletable, check_row_kinds_kept, check_up
 from lakestore.format.kv import DELETE, INSERT, UPDATE_AFTER
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from lakestore.spark.dataframe import distribute, read_dataframe
+from lakestore.spark.dataframe import distribute, executor_environments, read_dataframe
 from lakestore.spark.options import (
     COMMIT_IDENTIFIER,
     COMMIT_USER,
     OPERATION_OPTION,
     ROW_KIND_COLUMN,
     SOURCE_NAME,
-    encode_value,
     table_options,
     typed_errors,
 )
@@ -124,10 +123,12 @@ def merge_into(
         landed = find_landed(table, commit_id, "APPEND", after_id=None)
         if landed is not None:  # a rerun: its commit landed, no Spark job runs
             return landed
+    # the table's reference first: a credential Spark's processes lack is refused before any job
+    options = table_options(table, environments=executor_environments(df.sparkSession))
+    options.update({COMMIT_USER: commit_id.user, OPERATION_OPTION: MERGE})
     before = table.snapshot_manager.latest_id()
     ensure_registered(df.sparkSession)
     rows = _merged_rows(df, table, keys, missing, matched, not_matched, at=before)
-    options = {**table_options(table), COMMIT_USER: commit_id.user, OPERATION_OPTION: encode_value(MERGE)}
     if commit_id.identifier != BATCH_COMMIT_IDENTIFIER:
         options[COMMIT_IDENTIFIER] = str(commit_id.identifier)
     with typed_errors():

@@ -1,38 +1,51 @@
-"""The ``paimon`` source's options: their names, the table they open, and their parsing into
-lakestore's typed values (a ``ScanSpec``, an overwrite, a ``CommitId``), each parsed once.
+"""The ``paimon`` source's options: their names, the table they name, and their parsing into
+lakestore's typed values (a ``TableRef``, a ``ScanSpec``, an overwrite, a ``CommitId``, an
+operation), each parsed once.
 
-Users of ``spark.read/write.format("paimon")`` give string options (``snapshot-id``,
-``columns``, ``overwrite-partition``...). The Python helpers (``read_dataframe``,
-``write_dataframe``, ``merge_into``) hold typed values already and pass them encoded
-(``encode_value``): the table's FileIO, the whole scan (``ScanSpec``: columns, filter, time
-travel, limit), the overwritten partition's typed values and the commit's operation, so nothing
-goes through a string form that could not carry it (a partition value holding ``,`` or ``=``).
+Users of ``spark.read/write.format("paimon")`` give string options (``warehouse``, ``branch``,
+``snapshot-id``, ``columns``, ``overwrite-partition``..., and catalog options such as
+``s3.endpoint``; credentials among them are the user's choice, as they are for any Spark
+source). The Python helpers (``read_dataframe``, ``write_dataframe``, ``merge_into``) hold typed
+values already and pass them as JSON documents (``lakestore.spark.job``): the table
+(``lakestore.table``: a ``TableRef`` without credentials), the whole scan (``lakestore.scan``:
+columns, filter, time travel, limit), the overwritten partition's typed values
+(``lakestore.overwrite``), and the commit's operation by name (``lakestore.operation``), so
+nothing goes through a string form that could not carry it (a partition value holding ``,`` or
+``=``) and no Python object is pickled into an option.
 """
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import pickle
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
 
-import lakestore
 from lakestore import errors
 from lakestore.commit.commit import Overwrite
 from lakestore.commit.protocol import CommitId
-from lakestore.io.fileio import FileIO
-from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER
 from lakestore.read.predicate import Predicate
 from lakestore.scan import ScanSpec, StoreScan
+from lakestore.spark.job import (
+    OPERATION_OPTION,
+    OVERWRITE_OPTION,
+    SCAN_OPTION,
+    TABLE_OPTION,
+    TableRef,
+    partition_from_json,
+    partition_to_json,
+    scan_from_json,
+    scan_to_json,
+    table_ref,
+)
 from lakestore.table import Table
 
 SOURCE_NAME = "paimon"
@@ -59,11 +72,10 @@ START = "start"
 CONSUMER_ID = "consumer-id"
 MAX_SNAPSHOTS_PER_TRIGGER = "max-snapshots-per-trigger"
 READ_CHANGELOG = "read.changelog"
-# Options the Python helpers set, values encoded with ``encode_value``.
-FILE_IO_OPTION = "lakestore.file-io"
-SCAN_OPTION = "lakestore.scan"
-OVERWRITE_OPTION = "lakestore.overwrite"
-OPERATION_OPTION = "lakestore.operation"
+# Options the Python helpers set (JSON documents, ``lakestore.spark.job``): TABLE_OPTION,
+# SCAN_OPTION, OVERWRITE_OPTION; OPERATION_OPTION holds a Paimon operation name.
+# The option earlier helpers pickled the table's FileIO into (credentials included): refused by name.
+LEGACY_FILE_IO_OPTION = "lakestore.file-io"
 # Paimon 2.0's ``Snapshot.Operation`` names: what a snapshot's ``operation`` may hold.
 OPERATIONS = frozenset(
     {
@@ -97,7 +109,8 @@ SOURCE_OPTIONS = frozenset(
         CONSUMER_ID,
         MAX_SNAPSHOTS_PER_TRIGGER,
         READ_CHANGELOG,
-        FILE_IO_OPTION,
+        TABLE_OPTION,
+        LEGACY_FILE_IO_OPTION,
         SCAN_OPTION,
         OVERWRITE_OPTION,
         OPERATION_OPTION,
@@ -105,60 +118,59 @@ SOURCE_OPTIONS = frozenset(
 )
 # The string options a ScanSpec replaces.
 _SCAN_STRING_OPTIONS = (SNAPSHOT_ID, TAG, TIMESTAMP_MILLIS, COLUMNS)
-
-
-# -- encoded values -------------------------------------------------------------------------------
-def encode_value(value: object) -> str:
-    """A Python value as an option value (the Python helpers pass typed values this way)."""
-    return base64.b64encode(pickle.dumps(value)).decode()
-
-
-def decode_value(options: Mapping[str, str], key: str, kind: type) -> Any:
-    """The value ``encode_value`` stored under ``key``, an instance of ``kind`` (None: not set).
-
-    Raises:
-        OptionError: the option holds no encoded ``kind``.
-    """
-    text = options.get(key)
-    if not text:
-        return None
-    try:
-        value = pickle.loads(base64.b64decode(str(text)))  # noqa: S301 - set by lakestore's helpers, like every option of the session
-    except Exception as exc:
-        raise errors.OptionError(f"option {key!r} is set by lakestore's Python helpers only") from exc
-    if not isinstance(value, kind):
-        raise errors.OptionError(f"option {key!r} holds a {type(value).__name__}, not a {kind.__name__}")
-    return value
+# The options a TableRef replaces.
+_TABLE_STRING_OPTIONS = (PATH, WAREHOUSE, BRANCH)
 
 
 # -- the table ------------------------------------------------------------------------------------
-def open_table(options: Mapping[str, str]) -> Table:
-    """The table named by the ``path`` option: ``db.t`` (or ``db.t$branch_<b>``) in the
-    ``warehouse`` option's catalog, or a table directory (``s3://bucket/wh/db.db/t``) when no
-    warehouse is given; on the ``branch`` option's branch when it names one.
+def table_ref_of(options: Mapping[str, str]) -> TableRef:
+    """The table the options name: the helpers' ``lakestore.table``, or the ``path`` option:
+    ``db.t`` (or ``db.t$branch_<b>``) in the ``warehouse`` option's catalog, or a table directory
+    (``s3://bucket/wh/db.db/t``) when no warehouse is given; on the ``branch`` option's branch
+    when it names one; every option that is not the source's own is a catalog option.
 
     Raises:
-        OptionError: no table named.
-        TableNotFoundError: no such table, or no such branch.
+        OptionError: no table named, ``lakestore.table`` together with options it replaces, or
+            the pickled FileIO option of earlier helpers.
     """
+    if options.get(LEGACY_FILE_IO_OPTION):
+        raise errors.OptionError(
+            f"option {LEGACY_FILE_IO_OPTION!r} is not read any more (it carried a pickled file system, credentials included):"
+            f" lakestore.spark's helpers pass the table as {TABLE_OPTION!r}; a Spark user names it with load()/save() and 'warehouse'"
+        )
+    catalog_options = {str(k): str(v) for k, v in options.items() if k not in SOURCE_OPTIONS}
+    text = options.get(TABLE_OPTION)
+    if text:
+        given = [k for k in _TABLE_STRING_OPTIONS if options.get(k)] + sorted(catalog_options)
+        if given:
+            raise errors.OptionError(f"options {given} cannot be combined with {TABLE_OPTION} (the table reference holds them)")
+        return TableRef.from_json(text)
     warehouse, identifier = options.get(WAREHOUSE), options.get(PATH)
     if not identifier:
         raise errors.OptionError("the paimon source needs a table name in load()/save() (and .option('warehouse', ...))")
     branch = str(options.get(BRANCH) or "") or None
-    catalog_options = {k: str(v) for k, v in options.items() if k not in SOURCE_OPTIONS}
-    file_io: FileIO | None = decode_value(options, FILE_IO_OPTION, FileIO)
-    if file_io is not None:  # set by the Python helpers, which hold a Table (and its FileIO) already
-        return Table.from_path(str(identifier), file_io=file_io, branch=branch or MAIN_BRANCH)
-    if not warehouse:
-        return Table.from_path(str(identifier), options=catalog_options, branch=branch or MAIN_BRANCH)
-    table = lakestore.Catalog(str(warehouse), options=catalog_options).get_table(str(identifier))
-    return table if branch is None or branch == table.branch else table.on_branch(branch)
+    return TableRef(str(identifier), warehouse=str(warehouse) if warehouse else None, branch=branch, options=tuple(catalog_options.items()))
 
 
-def table_options(table: Table) -> dict[str, str]:
-    """Source options naming ``table`` itself: its directory, its branch and its FileIO
-    (credentials included)."""
-    return {PATH: table.path, BRANCH: table.branch, FILE_IO_OPTION: encode_value(table.file_io)}
+def open_table(options: Mapping[str, str]) -> Table:
+    """The table the options name (``table_ref_of``), opened.
+
+    Raises:
+        OptionError: no table named, or options lakestore cannot use.
+        TableNotFoundError: no such table, or no such branch.
+    """
+    return table_ref_of(options).open()
+
+
+def table_options(table: Table, *, environments: Iterable[Mapping[str, str]] = ()) -> dict[str, str]:
+    """The source option naming ``table`` itself: its reference, branch included, without
+    credentials (``lakestore.spark.job.table_ref``; ``environments``: the session's executor
+    environment, where a credential may be found too).
+
+    Raises:
+        OptionError: the table's catalog options hold a credential no environment holds.
+    """
+    return {TABLE_OPTION: table_ref(table, environments=environments).to_json()}
 
 
 def int_option(options: Mapping[str, str], key: str) -> int | None:
@@ -178,27 +190,29 @@ def int_option(options: Mapping[str, str], key: str) -> int | None:
 
 # -- the scan -------------------------------------------------------------------------------------
 def scan_option(spec: ScanSpec) -> dict[str, str]:
-    """The source option carrying ``spec`` (columns, filter, time travel, limit) whole."""
-    return {SCAN_OPTION: encode_value(spec)}
+    """The source option carrying ``spec`` (columns, filter, time travel, limit) whole.
+
+    Raises:
+        OptionError: an incremental range, or a filter literal with no exact JSON form.
+    """
+    return {SCAN_OPTION: scan_to_json(spec)}
 
 
 def scan_of(options: Mapping[str, str]) -> ScanSpec:
-    """The scan the options ask for: the encoded ``ScanSpec`` of the Python helpers, or one built
+    """The scan the options ask for: the ``ScanSpec`` of the Python helpers, or one built
     from the string options ``columns`` (comma-separated), ``snapshot-id``, ``tag``,
     ``timestamp-millis``.
 
     Raises:
-        OptionError: unreadable options, more than one time-travel option, an encoded scan
-            together with string scan options, or an incremental range (not read by the source).
+        OptionError: unreadable options, more than one time-travel option, or the helpers' scan
+            together with string scan options.
     """
-    spec: ScanSpec | None = decode_value(options, SCAN_OPTION, ScanSpec)
-    if spec is not None:
+    text = options.get(SCAN_OPTION)
+    if text:
         given = [k for k in _SCAN_STRING_OPTIONS if options.get(k)]
         if given:
             raise errors.OptionError(f"options {given} cannot be combined with {SCAN_OPTION} (the scan holds them)")
-        if spec.incremental_between is not None or spec.incremental_between_timestamp is not None or spec.incremental_scan_mode:
-            raise errors.OptionError("the paimon source reads no incremental range: read it with table.to_arrow / to_batches")
-        return spec
+        return scan_from_json(text)
     columns = options.get(COLUMNS)
     try:
         return ScanSpec(
@@ -259,7 +273,7 @@ def operation_of(options: Mapping[str, str]) -> str | None:
     Raises:
         OptionError: not one of Paimon's ``Snapshot.Operation`` names.
     """
-    operation: str | None = decode_value(options, OPERATION_OPTION, str)
+    operation = str(options.get(OPERATION_OPTION) or "") or None
     if operation is not None and operation not in OPERATIONS:
         raise errors.OptionError(f"option {OPERATION_OPTION!r}: {operation!r} is not one of Paimon's operations {sorted(OPERATIONS)}")
     return operation
@@ -290,16 +304,17 @@ def overwrite_option(table: Table, overwrite: object) -> dict[str, str]:
     Raises:
         PartitionValueError: not a dict, or a key that is not a partition key.
     """
-    return {OVERWRITE_OPTION: encode_value(check_partition_spec(table.partition_keys, overwrite, what="overwrite"))}
+    return {OVERWRITE_OPTION: partition_to_json(check_partition_spec(table.partition_keys, overwrite, what="overwrite"))}
 
 
 def overwrite_of(table: Table, options: Mapping[str, str], overwrite: bool) -> Overwrite:
     """What a write replaces: None (Spark's mode append), the whole table (``True``), or one
-    partition: the helpers' encoded typed dict (checked when encoded), or the
+    partition: the helpers' typed dict (checked when encoded), or the
     ``overwrite-partition`` string option parsed once.
 
     Raises:
-        OptionError: a partition without mode overwrite, or both forms given.
+        OptionError: a partition without mode overwrite, both forms given, or an unreadable
+            ``lakestore.overwrite``.
         PartitionValueError: a key that is not a partition key.
     """
     text, encoded = options.get(OVERWRITE_PARTITION), options.get(OVERWRITE_OPTION)
@@ -310,9 +325,28 @@ def overwrite_of(table: Table, options: Mapping[str, str], overwrite: bool) -> O
             raise errors.OptionError("overwrite-partition needs mode('overwrite')")
         return None
     if encoded:
-        partition: dict[str, Any] = decode_value(options, OVERWRITE_OPTION, dict)
-        return partition
+        return partition_from_json(encoded)
     return parse_partition_spec(table, str(text)) if text else True
+
+
+# -- names of earlier releases -------------------------------------------------------------------
+_REMOVED = {
+    "encode_value": "option values are JSON documents now (lakestore.spark.job: TableRef.to_json, scan_to_json, partition_to_json)",
+    "decode_value": "option values are JSON documents now (lakestore.spark.job: TableRef.from_json, scan_from_json, partition_from_json)",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FILE_IO_OPTION":
+        warnings.warn(
+            f"lakestore.spark.options.FILE_IO_OPTION is deprecated: the option is refused; the helpers pass {TABLE_OPTION!r}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return LEGACY_FILE_IO_OPTION
+    if name in _REMOVED:
+        raise AttributeError(f"lakestore.spark.options.{name} was removed (it pickled Python objects into options): {_REMOVED[name]}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- errors ---------------------------------------------------------------------------------------

@@ -12,20 +12,24 @@ option: the branch read or written; ``"db.t$branch_<b>"`` names one too).
 
 Read options: ``snapshot-id``, ``tag``, ``timestamp-millis`` (time travel), ``columns`` (a
 comma-separated projection: the Python Data Source API has no column-pruning hook, so the
-projection is an option); ``read_dataframe`` passes the same as one encoded ``ScanSpec`` (with
-its filter and limit). The driver plans the scan (``TableScan.plan``); Spark's pushed filters
-become ``lakestore.col`` predicates that prune splits and files on the driver and are applied
-exactly on the executors; each input partition reads one group of planned splits (groups
-balanced by row count, ``max-partitions`` caps them; by default one per 256k rows, at most 64).
+projection is an option); ``read_dataframe`` passes the same as one ``ScanSpec`` (with its filter
+and limit) in JSON (``lakestore.spark.job``), and the table as a ``TableRef`` without
+credentials: Spark's processes read credentials from their environment. The driver plans the
+scan (``TableScan.plan``); Spark's pushed filters become ``lakestore.col`` predicates that prune
+splits and files on the driver and are applied exactly on the executors; each input partition
+reads one group of planned splits (groups balanced by row count, ``max-partitions`` caps them;
+by default one per 256k rows, at most 64).
 
 Write options: ``overwrite-partition`` (``"dt=2024-01-01"``: with mode overwrite, replace that
 partition only; ``write_dataframe`` passes the typed partition dict instead), ``commit-user`` +
-``commit-identifier`` (a rerun whose commit landed writes nothing), ``max-partitions``. Every
-task writes with ``Table.new_write`` and returns its serialized CommitMessages; the driver
-commits once, and an aborted job deletes the tasks' files unless its commit landed
-(``lakestore.spark.tasks``). ``merge_into`` adds each row's kind as a column (-D rows of a
-delete) and the commit's operation (MERGE) as an option. Any other option is a catalog option
-(``s3.endpoint``, ``lock.enabled``...).
+``commit-identifier`` (a rerun whose commit landed commits nothing and deletes what it wrote),
+``max-partitions``. Every task runs the commit protocol's write half (``Table.new_write``) and
+returns its serialized CommitMessages; the driver runs the commit half once, which decides
+whether the commit landed, and an aborted job deletes the tasks' files only when the commit step
+never ran (``lakestore.spark.tasks``). Each Python worker opens a job's table once
+(``lakestore.spark.tasks.job_table``). ``merge_into`` adds each row's kind as a column (-D rows
+of a delete) and the commit's operation (MERGE) as an option. Any other option is a catalog
+option (``s3.endpoint``, ``lock.enabled``...).
 
 A fixed-bucket primary-key table needs each bucket written by one task (sequence numbers of a
 bucket come from one writer): ``distribute(df, table)`` repartitions by bucket, and a commit whose
@@ -51,7 +55,6 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from lakestore.commit.protocol import commit_kind, find_landed
 from lakestore.read.predicate import Predicate
 from lakestore.scan import StoreScan, TableScan
 from lakestore.spark.options import (
@@ -59,11 +62,11 @@ from lakestore.spark.options import (
     SOURCE_NAME,
     commit_id_of,
     int_option,
-    open_table,
     operation_of,
     overwrite_of,
     scan_of,
     scan_schema,
+    table_ref_of,
     with_filter,
 )
 from lakestore.spark.pushdown import pushable_columns, to_predicate
@@ -75,6 +78,8 @@ from lakestore.spark.tasks import (
     abort_tasks,
     commit_tasks,
     group_splits,
+    job_table,
+    new_job_id,
     read_task,
     task_hook,
     write_task,
@@ -95,11 +100,13 @@ class PaimonReader(DataSourceReader):
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.options = dict(options)
+        self.ref = table_ref_of(self.options)  # what travels to the executors: no Table, no FileIO
+        self.job = new_job_id()
         self.names = tuple(f.name for f in schema.fields)
         self.pushed: Predicate | None = None  # Spark's filters taken by pushFilters
 
     def partitions(self) -> Sequence[InputPartition]:
-        table = open_table(self.options)
+        table = job_table(self.ref, self.job)
         spec = scan_of(self.options)
         if self.pushed is not None:
             spec = with_filter(spec, self.pushed)
@@ -118,7 +125,7 @@ class PaimonReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         task: ReadTask = partition.value
         if task.splits:
-            yield from read_task(open_table(self.options), task)
+            yield from read_task(job_table(self.ref, self.job), task)
 
 
 class PaimonFilteringReader(PaimonReader):
@@ -126,7 +133,7 @@ class PaimonFilteringReader(PaimonReader):
     PySpark refuses a reader that has ``pushFilters`` while the session's pushdown is off."""
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
-        pushable = pushable_columns(open_table(self.options).schema)
+        pushable = pushable_columns(job_table(self.ref, self.job).schema)
         for spark_filter in filters:
             pred = to_predicate(spark_filter, pushable)
             if pred is None:
@@ -138,35 +145,30 @@ class PaimonFilteringReader(PaimonReader):
 # -- write ----------------------------------------------------------------------------------------
 class PaimonWriter(DataSourceArrowWriter):
     """A batch write: each task writes its rows (``write_task``), the driver commits all tasks'
-    messages once as the options' ``CommitId`` (``commit_tasks``), and Spark's abort, which runs
-    in another process and also follows a failed commit, deletes the tasks' files unless that
-    commit landed (``abort_tasks``)."""
+    messages once as the options' ``CommitId`` (``commit_tasks``, where the protocol decides
+    whether it landed: a rerun of a landed ``CommitId`` commits nothing and deletes its tasks'
+    files), and Spark's abort, which runs in another process and also follows a failed commit,
+    deletes the tasks' files only when the commit step never ran (``abort_tasks``). What Spark
+    sends the tasks and the commit is this object: the table's reference and the job's typed
+    values, never a Table."""
 
     def __init__(self, options: Mapping[str, str], overwrite: bool) -> None:
-        self.options = dict(options)
-        table = open_table(self.options)
-        self.overwrite = overwrite_of(table, self.options, overwrite)
-        self.commit_id = commit_id_of(self.options)
-        self.operation = operation_of(self.options)
-        self.start = table.snapshot_manager.latest_id()  # this job's commit lands after it
-        # A rerun of a job whose commit landed: tasks write nothing, the driver commits nothing.
-        self.landed = find_landed(table, self.commit_id, commit_kind(self.overwrite), after_id=self.start) is not None
+        self.ref = table_ref_of(options)
+        self.job = new_job_id()
+        self.overwrite = overwrite_of(job_table(self.ref, self.job), options, overwrite)
+        self.commit_id = commit_id_of(options)
+        self.operation = operation_of(options)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        if self.landed:
-            return PaimonCommitMessage([])
-        return write_task(open_table(self.options), iterator, self.commit_id.user, self.overwrite)
+        return write_task(job_table(self.ref, self.job), iterator, self.commit_id.user, self.overwrite)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        if self.landed:
-            return
-        commit_tasks(open_table(self.options), messages, self.commit_id, overwrite=self.overwrite, operation=self.operation)
+        table = job_table(self.ref, self.job)
+        commit_tasks(table, messages, self.commit_id, overwrite=self.overwrite, operation=self.operation)
         task_hook("after-commit")
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        if self.landed:
-            return
-        abort_tasks(open_table(self.options), messages, self.commit_id, overwrite=self.overwrite, after_id=self.start)
+        abort_tasks(job_table(self.ref, self.job), messages, self.commit_id.user)
 
 
 # -- the data source ------------------------------------------------------------------------------
@@ -182,7 +184,7 @@ class PaimonDataSource(DataSource):
         if system is not None:
             return system_schema(system)
         spec = scan_of(self.options)
-        schema = spark_schema(scan_schema(open_table(self.options), spec), spec.columns)
+        schema = spark_schema(scan_schema(job_table(table_ref_of(self.options), new_job_id()), spec), spec.columns)
         if changelog_requested(self.options):
             schema = schema.add(T.StructField(ROW_KIND, T.StringType(), nullable=False))
         return schema

@@ -15,7 +15,8 @@ see the last batch of a stopped one again (the query's checkpoint resumes exactl
 Writing: each micro-batch is one commit with the batch id as commit identifier under the
 ``commit-user`` option (required: it must stay the same across restarts of the query), so a
 restarted query that replays a batch whose commit already landed commits nothing and deletes the
-replay's files.
+replay's files. A query opens its table once per Python worker (``job_table``): it writes with
+the schema the table had when the query started, as Paimon's streaming writers do.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from lakestore.spark.options import (
     SNAPSHOT_ID,
     START,
     int_option,
-    open_table,
     overwrite_of,
+    table_ref_of,
 )
-from lakestore.spark.tasks import PaimonCommitMessage, abort_tasks, commit_tasks, write_task
+from lakestore.spark.tasks import PaimonCommitMessage, abort_tasks, commit_tasks, job_table, new_job_id, write_task
 from lakestore.spark.types import spark_arrow_schema, to_spark_arrow
 from lakestore.table import Table
 
@@ -60,10 +61,12 @@ class PaimonStreamReader(DataSourceStreamReader):
         if not changelog_requested(options):
             raise errors.OptionError("readStream.format('paimon') needs .option('read.changelog', 'true') (adds the _row_kind column)")
         self.options = dict(options)
+        self.ref = table_ref_of(self.options)
+        self.job = new_job_id()  # one per query: each process opens the table once for it
         self.names = [f.name for f in schema.fields if f.name != ROW_KIND]
 
     def _table(self) -> Table:
-        return open_table(self.options)
+        return job_table(self.ref, self.job)
 
     def initialOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's name
         table = self._table()
@@ -134,16 +137,17 @@ class PaimonStreamWriter(DataSourceStreamArrowWriter):
                 " (with the batch id it makes each micro-batch commit exactly once)"
             )
         self.commit_user = str(user)
-        self.overwrite = overwrite_of(open_table(self.options), self.options, overwrite)
+        self.ref = table_ref_of(self.options)
+        self.job = new_job_id()  # one per query: each process opens the table once for it
+        self.overwrite = overwrite_of(job_table(self.ref, self.job), self.options, overwrite)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> PaimonCommitMessage:
-        return write_task(open_table(self.options), iterator, self.commit_user, self.overwrite)
+        return write_task(job_table(self.ref, self.job), iterator, self.commit_user, self.overwrite)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
-        commit_tasks(open_table(self.options), messages, CommitId(self.commit_user, batchId), overwrite=self.overwrite)
+        commit_tasks(job_table(self.ref, self.job), messages, CommitId(self.commit_user, batchId), overwrite=self.overwrite)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 - Spark's name
-        # The batch's commit may have landed before the commit step failed: its files are the
-        # table's then (whatever this run left unreferenced is for remove_orphan_files).
-        commit_id = CommitId(self.commit_user, batchId)
-        abort_tasks(open_table(self.options), messages, commit_id, overwrite=self.overwrite, after_id=None)
+        # After a failed commit step the batch's commit may have landed: that step decided what
+        # stays (``abort_tasks``); whatever this run left unreferenced is for remove_orphan_files.
+        abort_tasks(job_table(self.ref, self.job), messages, self.commit_user)

@@ -1,12 +1,23 @@
-"""What the ``paimon`` source runs on Spark executors (a write task, a read task over a group of
-splits, an instrumentation hook) and what the driver does with the write tasks' messages: one
-commit, or an abort, through ``lakestore.commit.protocol``.
+"""What the ``paimon`` source runs in Spark's Python workers: the table each job opens once per
+process (``job_table``), a write task, a read task over a group of splits, an instrumentation
+hook, and what the driver does with the write tasks' messages: one commit, or an abort, through
+``lakestore.commit.protocol``.
 
-A write task writes its batches with ``Table.new_write`` and returns its serialized
-``CommitMessage``s; the driver commits them all as one ``CommitId`` (``commit_tasks``: files are
-deleted only if the commit provably did not land) or aborts them (``abort_tasks``: Spark aborts
-in another process, after a failed commit too, so the files are deleted only if the snapshots
-show the commit did not land).
+A write task is the protocol's write half (``write_messages``: its batches through
+``Table.new_write``, its files deleted if it fails) and returns its serialized
+``CommitMessage``s; the driver runs the commit half on all of them as one ``CommitId``
+(``commit_tasks``: ``commit_written`` decides, once, whether the commit landed: files are
+deleted only if it provably did not, and a rerun of a landed ``CommitId`` commits nothing and
+deletes its own files). Spark aborts a job in another process, after failed tasks or after a
+failed commit step (``abort_tasks``): a failed task hands Spark no message, so when every task
+returned its messages the commit step was reached and decided already, and the abort keeps
+every file; otherwise the commit provably never ran and the tasks' files are deleted.
+
+The table: every Spark task and planning call runs in a Python worker process, which Spark
+reuses for the next task. ``job_table`` opens a job's table once per process (a small LRU of
+the last few tables, keyed by the job's id and the ``TableRef``'s JSON), so a job's tasks, its
+planning and its commit share one ``Table`` per process, and a later job opens the table afresh
+(a schema change between jobs is seen).
 """
 
 from __future__ import annotations
@@ -14,6 +25,9 @@ from __future__ import annotations
 import heapq
 import importlib
 import os
+import threading
+import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -23,12 +37,12 @@ from pyspark.sql.datasource import WriterCommitMessage
 
 from lakestore import errors
 from lakestore.commit.commit import Overwrite
-from lakestore.commit.protocol import CommitId, abort_unless_landed, commit_kind, commit_messages
+from lakestore.commit.protocol import CommitId, CommitOutcome, abort_written, commit_written, write_messages
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.schema import TableSchema
-from lakestore.meta.snapshot import Snapshot
 from lakestore.read.predicate import Predicate
 from lakestore.read.scan import Split
+from lakestore.spark.job import TableRef
 from lakestore.spark.options import BUCKET_COLUMN, ROW_KIND_COLUMN
 from lakestore.spark.types import spark_arrow_schema, to_spark_arrow
 from lakestore.table import Table
@@ -36,11 +50,15 @@ from lakestore.write.table_write import TableWrite
 
 _BATCH_ROWS = 65536
 
-# An instrumentation point of Spark writes: ``"<module>:<function>"`` in the Python workers'
-# environment names a function called as ``function(point, files)`` at each point a write passes
+# An instrumentation point of Spark jobs: ``"<module>:<function>"`` in the Python workers'
+# environment names a function called as ``function(point, files)`` at each point a job passes
 # ("after-write" in a task, with the files it wrote; "after-compact" in a compaction task;
-# "after-commit" on the driver). The project's tests crash a task there (tests/spark/faults.py).
+# "after-commit" on the driver; "open-table" where a process opens a job's table, with the
+# table's location and the job's id). The project's tests crash a task there
+# (tests/spark/faults.py) and count the opens.
 TASK_HOOK_ENV = "LAKESTORE_SPARK_TASK_HOOK"
+# How many (job, table) pairs a Python worker keeps open.
+TABLE_CACHE_SIZE = 4
 
 
 def task_hook(point: str, files: Sequence[str] = ()) -> None:
@@ -56,6 +74,46 @@ def task_hook(point: str, files: Sequence[str] = ()) -> None:
     if not module or not name:
         raise errors.OptionError(f"{TASK_HOOK_ENV} must be '<module>:<function>', got {spec!r}")
     getattr(importlib.import_module(module), name)(point, files)
+
+
+# -- the table of a job ---------------------------------------------------------------------------
+_tables: OrderedDict[tuple[str, str], Table] = OrderedDict()
+_tables_lock = threading.Lock()
+_opened = 0
+
+
+def new_job_id() -> str:
+    """A fresh id for one planned read or write (the key of its tables in every process)."""
+    return uuid.uuid4().hex
+
+
+def job_table(ref: TableRef, job: str) -> Table:
+    """The table ``ref`` names for job ``job``, opened once in this process (see the module
+    docstring); the least recently used of ``TABLE_CACHE_SIZE`` tables is dropped.
+
+    Raises:
+        TableNotFoundError: no such table, or no such branch.
+        OptionError: catalog options lakestore cannot use.
+    """
+    global _opened
+    key = (job, ref.to_json())
+    with _tables_lock:
+        table = _tables.get(key)
+        if table is not None:
+            _tables.move_to_end(key)
+            return table
+        table = ref.open()
+        _opened += 1
+        _tables[key] = table
+        while len(_tables) > TABLE_CACHE_SIZE:
+            _tables.popitem(last=False)
+    task_hook("open-table", [ref.table, job])
+    return table
+
+
+def tables_opened() -> int:
+    """How many tables ``job_table`` opened in this process."""
+    return _opened
 
 
 # -- read -----------------------------------------------------------------------------------------
@@ -117,23 +175,21 @@ def write_batch(writer: TableWrite, batch: pa.RecordBatch) -> None:
 
 
 def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str, overwrite: Overwrite) -> PaimonCommitMessage:
-    """One task's write: its batches through a TableWrite of ``commit_user`` (the committing
-    ``CommitId``'s user, ``write_batch``), its files deleted if it fails."""
-    writer = None
-    try:
-        for batch in batches:
-            if not batch.num_rows:
-                continue
-            if writer is None:  # lazily: an empty task need not index the table's files
-                writer = table.new_write(commit_user=commit_user, overwrite=overwrite)
+    """One task's write: the protocol's write half (``write_messages``) over its batches, as
+    ``commit_user`` (the committing ``CommitId``'s user, ``write_batch``); its files are deleted
+    if it fails."""
+    rows = (batch for batch in batches if batch.num_rows)
+    first = next(rows, None)
+    if first is None:  # an empty task writes nothing and need not index the table's files
+        task_hook("after-write", [])
+        return PaimonCommitMessage([])
+
+    def fill(writer: TableWrite) -> None:
+        write_batch(writer, first)
+        for batch in rows:
             write_batch(writer, batch)
-        messages = writer.prepare_commit() if writer is not None else []
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    if writer is not None:
-        writer.close()
+
+    messages = write_messages(table, fill, commit_user, overwrite=overwrite)
     task_hook("after-write", [f.file_name for m in messages for f in (*m.new_files, *m.changelog_files)])
     return PaimonCommitMessage([m.to_bytes() for m in messages if not m.is_empty])
 
@@ -176,12 +232,13 @@ def commit_tasks(
     *,
     overwrite: Overwrite,
     operation: str | None = None,
-) -> Snapshot | None:
-    """The driver's one commit of the write tasks' messages as ``commit_id`` (an overwrite
-    commits even without rows), its snapshots recording ``operation`` (``merge_into``'s MERGE).
-    A refused commit (two tasks wrote one primary-key bucket) deletes the tasks' files; a failed
-    one deletes them only if it provably did not land; a ``commit_id`` that landed before
-    commits nothing and deletes them (no snapshot names them).
+) -> CommitOutcome:
+    """The driver's one commit of the write tasks' messages as ``commit_id``: the protocol's
+    commit half (``commit_written``; an overwrite commits even without rows), its snapshots
+    recording ``operation`` (``merge_into``'s MERGE). A refused commit (two tasks wrote one
+    primary-key bucket) deletes the tasks' files; a failed one deletes them only if it provably
+    did not land; a ``commit_id`` that landed before commits nothing and deletes them (no
+    snapshot names them).
 
     Raises:
         OptionError: two tasks wrote one bucket of a primary-key table.
@@ -189,7 +246,7 @@ def commit_tasks(
         CommitRetriesExhaustedError: concurrent commits kept winning the race.
     """
     per_task = task_messages(messages)
-    return commit_messages(
+    return commit_written(
         table,
         [m for task in per_task for m in task],
         commit_id,
@@ -200,10 +257,10 @@ def commit_tasks(
     )
 
 
-def abort_tasks(
-    table: Table, messages: Sequence[WriterCommitMessage | None], commit_id: CommitId, *, overwrite: Overwrite, after_id: int | None
-) -> None:
-    """Spark's abort of a write job: delete the tasks' files unless ``commit_id`` landed (Spark
-    aborts a job whose commit step failed even when the commit landed first)."""
+def abort_tasks(table: Table, messages: Sequence[WriterCommitMessage | None], commit_user: str) -> bool:
+    """Spark's abort of a write job (``abort_written``): with every task's messages in hand the
+    commit step was reached, and decided (files kept); with a task's missing (it failed) the
+    commit never ran, and the tasks' files are deleted. Returns whether files were deleted."""
+    reached = all(isinstance(m, PaimonCommitMessage) for m in messages)
     flat = [m for task in task_messages(messages) for m in task]
-    abort_unless_landed(table, commit_id, commit_kind(overwrite), flat, after_id=after_id)
+    return abort_written(table, flat, commit_user, commit_reached=reached)

@@ -1,7 +1,8 @@
 """Fault injection for Spark tests, through lakestore's Spark task hook
 (``lakestore.spark.tasks.TASK_HOOK_ENV``): ``fault(spark, spec)`` makes the Python workers call
 ``crash`` at each point a write passes, and ``crash`` makes the first task reaching the point
-``spec`` names exit (or, with ``:executor``, kills its executor JVM first, on a cluster).
+``spec`` names exit (or, with ``:executor``, kills its executor JVM first, on a cluster);
+``recording(spark, path)`` makes them log each point they pass (``record``).
 
 ``spec`` is ``"<point>:<marker file>[:executor]"`` (comma-separated for several); the marker file
 makes it happen once per marker and lists the files the crashed attempt had written. Spark hands a
@@ -62,23 +63,48 @@ def crash(point: str, files: Sequence[str] = ()) -> None:
 
 
 @contextmanager
-def fault(spark, spec: str) -> Iterator[None]:
-    """Jobs started inside crash as ``spec`` says (``"<point>:<marker>[:executor]"``)."""
-    environment = spark.sparkContext.environment
-    saved = {key: environment.get(key) for key in (FAULT_ENV, TASK_HOOK_ENV, "PYTHONPATH")}
-    environment[FAULT_ENV] = spec
-    environment[TASK_HOOK_ENV] = f"{__name__}:crash"
-    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [_PROJECT, saved["PYTHONPATH"]]))
+def hooked(spark, hook: str, environment: dict[str, str]) -> Iterator[None]:
+    """Jobs started inside call ``hook`` (``"<module>:<function>"`` of this project) at each
+    point, with ``environment`` added to the Python workers' environment."""
+    env = spark.sparkContext.environment
+    saved = {key: env.get(key) for key in (*environment, TASK_HOOK_ENV, "PYTHONPATH")}
+    env.update(environment)
+    env[TASK_HOOK_ENV] = hook
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_PROJECT, saved["PYTHONPATH"]]))
     spark.dataSource.register(PaimonDataSource)
     try:
         yield
     finally:
         for key, value in saved.items():
             if value is None:
-                environment.pop(key, None)
+                env.pop(key, None)
             else:
-                environment[key] = value
+                env[key] = value
         spark.dataSource.register(PaimonDataSource)
+
+
+@contextmanager
+def fault(spark, spec: str) -> Iterator[None]:
+    """Jobs started inside crash as ``spec`` says (``"<point>:<marker>[:executor]"``)."""
+    with hooked(spark, f"{__name__}:crash", {FAULT_ENV: spec}):
+        yield
+
+
+RECORD_ENV = "LAKESTORE_SPARK_RECORD"
+
+
+def record(point: str, items: Sequence[str] = ()) -> None:
+    """A task hook that appends ``<pid> <point> <items...>`` (tab-separated) to the file
+    ``RECORD_ENV`` names: which process passed which point of a job."""
+    with open(os.environ[RECORD_ENV], "a") as f:
+        f.write("\t".join([str(os.getpid()), point, *items]) + "\n")
+
+
+@contextmanager
+def recording(spark, path: Path) -> Iterator[None]:
+    """Jobs started inside record every point they pass into ``path`` (``record``)."""
+    with hooked(spark, f"{__name__}:record", {RECORD_ENV: str(path)}):
+        yield
 
 
 def crashed_files(marker: Path) -> set[str]:

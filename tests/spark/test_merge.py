@@ -16,7 +16,7 @@ from lakestore import col
 from lakestore.errors import NullKeyError, OptionError, SchemaMismatchError, UnsupportedTableError
 from lakestore.format.kv import DELETE, INSERT
 from lakestore.spark import merge_into
-from lakestore.spark.options import OPERATION_OPTION, ROW_KIND_COLUMN, encode_value, operation_of
+from lakestore.spark.options import OPERATION_OPTION, ROW_KIND_COLUMN, operation_of
 from lakestore.spark.tasks import write_batch
 from tests.oracle.java_driver import java_oracle
 
@@ -237,9 +237,9 @@ def test_write_batch_writes_each_run_with_its_kind(catalog):
 
 
 def test_the_operation_option_holds_paimon_operations():
-    assert operation_of({OPERATION_OPTION: encode_value("MERGE")}) == "MERGE" and operation_of({}) is None
+    assert operation_of({OPERATION_OPTION: "MERGE"}) == "MERGE" and operation_of({}) is None
     with pytest.raises(OptionError, match="MERGED"):
-        operation_of({OPERATION_OPTION: encode_value("MERGED")})
+        operation_of({OPERATION_OPTION: "MERGED"})
 
 
 @pytest.mark.oracle

@@ -50,7 +50,7 @@ def test_string_scan_options_build_the_scan_the_helpers_pass_whole(table):
         scan_of({"snapshot-id": "one"})
     with pytest.raises(lakestore.OptionError, match="incremental"):
         scan_of(scan_option(ScanSpec(incremental_between=(1, 2))))
-    with pytest.raises(lakestore.OptionError):
+    with pytest.raises(lakestore.OptionError, match=SCAN_OPTION):
         scan_of({SCAN_OPTION: "not an encoded scan"})
 
 
