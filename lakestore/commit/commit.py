@@ -21,9 +21,9 @@ from typing import Any, cast
 from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, LakestoreError
 from lakestore.format.binary_row import decode_row
 from lakestore.format.hash_index import HASH_INDEX
-from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
+from lakestore.meta.confine import DATA, INDEX, TableFolders, delete_confined
 from lakestore.meta.file_scan import data_manifests, in_partitions, live_entries
 from lakestore.meta.index_manifest import ADD as INDEX_ADD
 from lakestore.meta.index_manifest import DELETE as INDEX_DELETE
@@ -254,15 +254,15 @@ class TableCommit:
             # its input files). Raising would report landed rows as failed and invite a duplicate
             # re-write, and a retry could never land that compaction: drop its outputs (provably
             # unreferenced: the attempt never published) and report what landed.
+            data: list[str] = []
+            index: list[str] = []
             for m in messages:
                 upgraded = {f.file_name for f in m.compact_before}  # same file, new level: still live
-                for f in m.compact_after + m.compact_changelog_files:
-                    if f.file_name not in upgraded:
-                        self._delete_data_file(m, f)
+                data += [self._data_path(m, f) for f in m.compact_after + m.compact_changelog_files if f.file_name not in upgraded]
                 if m.compact_before or m.compact_after:
-                    for index_file in m.new_index_files:
-                        if index_file.index_type == DELETION_VECTORS_INDEX:
-                            self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
+                    dv = [f for f in m.new_index_files if f.index_type == DELETION_VECTORS_INDEX]
+                    index += [index_file_path(self.table_path, f.file_name) for f in dv]
+            self._delete(data, index)
         if out and self._post_commit is not None:
             self._run_post_commit(out)
         return out
@@ -278,11 +278,9 @@ class TableCommit:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data and index files written for ``messages`` (the commit will not happen)."""
-        for m in messages:
-            for f in m.written_files():
-                self._delete_data_file(m, f)
-            for index_file in m.new_index_files:
-                self.file_io.delete(index_file_path(self.table_path, index_file.file_name))
+        data = [self._data_path(m, f) for m in messages for f in m.written_files()]
+        index = [index_file_path(self.table_path, f.file_name) for m in messages for f in m.new_index_files]
+        self._delete(data, index)
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
         """The identifiers this commit user has not committed yet (for restarts)."""
@@ -547,9 +545,12 @@ class TableCommit:
     def _data_path(self, message: CommitMessage, f: DataFileMeta) -> str:
         return self.paths.file_path(self.paths.partition_path_of(message.partition), message.bucket, f)
 
-    def _delete_data_file(self, message: CommitMessage, f: DataFileMeta) -> None:
-        path = self._data_path(message, f)
-        io_for(self.file_io, path, self.schema.options).delete(path)
+    def _delete(self, data: Sequence[str], index: Sequence[str]) -> None:
+        """Delete files this commit's writers wrote, iff all lie in the table's folders
+        (``PathOutsideTableError`` otherwise: commit messages name their files, and a message
+        from elsewhere may name any path)."""
+        folders = TableFolders.of(self.table_path, self.schema.options)
+        delete_confined(self.file_io, folders, [(DATA, data), (INDEX, index)], options=self.schema.options, source=self.table_path)
 
 
 def _inherited(parent: Snapshot | None, schema_id: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 from lakestore.errors import BranchError, SnapshotNotFoundError, TagNotFoundError
 from lakestore.lifecycle.tags import TagManager
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root, validate_branch_name
+from lakestore.meta.confine import TableFolders, delete_dir_confined
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
@@ -65,7 +66,8 @@ def delete_branch(table: FileStore, name: str) -> None:
     validate_branch_name(name)
     if name not in branch_names(table.file_io, table.path):
         raise BranchError(f"branch {name!r} does not exist in {table.path}")
-    table.file_io.delete_dir(branch_root(table.path, name))
+    folders = TableFolders.of(table.path, table.schema.options)
+    delete_dir_confined(table.file_io, folders, branch_root(table.path, name), source=table.path)
 
 
 def fast_forward(table: FileStore, name: str) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from lakestore.lifecycle.files import References, TableFiles, changelog_references, consumer_min_next_snapshot, delete_files
 from lakestore.lifecycle.tags import retained_references
+from lakestore.meta.confine import METADATA, delete_confined
 
 if TYPE_CHECKING:
     from lakestore.meta.options import CoreOptions
@@ -76,10 +77,11 @@ def expire_changelogs(table: FileStore, retention: Retention, *, limit: int, now
     candidates = References()
     for changelog_id in expiring:
         candidates.update(changelog_references(files, manager.get_changelog(changelog_id), produces_changelog=produces_changelog))
+    files.require_inside(candidates, source=table.path)  # hostile metadata: nothing changes
     # Metadata first: a crash from here on leaves unreferenced files for orphan cleanup, never a
     # changelog whose files are gone.
-    for changelog_id in expiring:
-        table.file_io.delete(manager.changelog_path(changelog_id))
+    metadata = [manager.changelog_path(i) for i in expiring]
+    delete_confined(table.file_io, files.folders, [(METADATA, metadata)], source=table.path)
     delete_files(table, files, candidates, retained_references(table, files))
     table.file_io.write_bytes(f"{manager.changelog_dir}/EARLIEST", str(end).encode())
     return tuple(expiring)

@@ -28,6 +28,7 @@ from lakestore.errors import OptionError
 from lakestore.lifecycle.changelog_expire import Retention, changelog_retention, expire_changelogs, is_decoupled
 from lakestore.lifecycle.files import TableFiles, chain_references, consumer_min_next_snapshot, delete_files
 from lakestore.lifecycle.tags import TagManager, retained_references
+from lakestore.meta.confine import METADATA, delete_confined
 from lakestore.meta.consumer import ConsumerManager
 
 if TYPE_CHECKING:
@@ -117,14 +118,15 @@ def expire_until(table: FileStore, earliest: int, end_exclusive: int, *, keep_ch
     expiring_ids = [i for i in range(earliest, end_exclusive) if manager.exists(i)]
     files = TableFiles(table)
     expiring = [manager.get(i) for i in expiring_ids]
+    candidates = chain_references(files, expiring, tolerant=True)
+    files.require_inside(candidates, source=table.path)  # hostile metadata: nothing changes
     if keep_changelogs:
         for snapshot in expiring:
             manager.publish_changelog(snapshot)
-    candidates = chain_references(files, expiring, tolerant=True)
     keep = retained_references(table, files, exclude_ids=expiring_ids)
     gone = delete_files(table, files, candidates, keep)
-    for snapshot_id in expiring_ids:  # oldest first: the remaining ids stay contiguous
-        table.file_io.delete(manager.path(snapshot_id))
+    # oldest first: the remaining ids stay contiguous
+    delete_confined(table.file_io, files.folders, [(METADATA, [manager.path(i) for i in expiring_ids])], source=table.path)
     manager.write_earliest_hint(end_exclusive)
     return ExpireResult(tuple(expiring_ids), len(gone.data), len(gone.changelog), len(gone.manifests), (), end_exclusive)
 

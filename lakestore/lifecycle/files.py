@@ -2,7 +2,9 @@
 
 Expiration, rollback, tag deletion and orphan cleanup all reduce to set differences over these
 references. Reads of metadata that may already be gone (a crashed, half-finished expiration) go
-through the ``tolerant`` variants, which treat a missing manifest or list as empty.
+through the ``tolerant`` variants, which treat a missing manifest or list as empty. Every
+deletion goes through ``lakestore.meta.confine.delete_confined``: a path the metadata names
+outside the table's folders stops the operation before anything is deleted.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from lakestore.io.factory import io_for
+from lakestore.meta.confine import DATA, INDEX, MANIFEST, TableFolders, delete_confined
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import index_file_path, read_index_manifest
@@ -37,6 +39,7 @@ class TableFiles:
         self.path = table.path
         self.store = table.manifests()
         self.paths = TablePaths.of(table.path, table.schema)
+        self.folders = TableFolders.of(table.path, table.schema.options)
         self._index_files: dict[str, set[str]] = {}
         # primary-key tables with deletion vectors or dynamic buckets hold index files
         self._has_index = has_index_files(table)
@@ -52,6 +55,12 @@ class TableFiles:
 
     def manifest_path(self, name: str) -> str:
         return self.store.path(name)
+
+    def require_inside(self, refs: References, *, source: str) -> None:
+        """``PathOutsideTableError`` when ``refs`` name a file outside the table's folders (a
+        deleting operation checks its candidates with this before it changes anything)."""
+        for area, paths in _batches(self, refs):
+            self.folders.check(paths, area, source=source)
 
     # -- metadata reads -----------------------------------------------------------------------
     def exists(self, name: str) -> bool:
@@ -203,21 +212,27 @@ def changelog_references(files: TableFiles, changelog: Snapshot, *, produces_cha
     return refs
 
 
+def _batches(files: TableFiles, refs: References) -> list[tuple[str, list[str]]]:
+    """``refs`` as ``delete_confined`` batches, in Paimon's deletion order: data, changelog,
+    index (before the index manifests that name them), manifests."""
+    return [
+        (DATA, sorted(refs.data)),
+        (DATA, sorted(refs.changelog)),
+        (INDEX, sorted(refs.index)),
+        (MANIFEST, [files.manifest_path(n) for n in sorted(refs.manifests)]),
+    ]
+
+
 def delete_files(table: FileStore, files: TableFiles, candidates: References, keep: References) -> References:
     """Delete candidates that ``keep`` does not hold, in Paimon's order: data, changelog, index,
-    manifests (the snapshot files and hints are the caller's). Returns what was deleted."""
+    manifests (the snapshot files and hints are the caller's). Returns what was deleted.
+    ``PathOutsideTableError`` (nothing deleted) when one of them lies outside the table."""
     gone = References()
     gone.data = candidates.data - keep.data
     gone.changelog = candidates.changelog - keep.changelog
     gone.manifests = candidates.manifests - keep.manifests
     gone.index = candidates.index - keep.index
-    options = table.schema.options
-    for path in sorted(gone.data):
-        io_for(table.file_io, path, options).delete(path)  # external paths may be on another file system
-    for path in sorted(gone.changelog):
-        io_for(table.file_io, path, options).delete(path)
-    for path in sorted(gone.index):  # before the index manifests that name them
-        table.file_io.delete(path)
-    for name in sorted(gone.manifests):
-        files.store.delete(name)
+    # external paths may be on another file system: delete_confined opens each with its own
+    delete_confined(table.file_io, files.folders, _batches(files, gone), options=table.schema.options, source=table.path)
+    files.store.forget(gone.manifests)
     return gone

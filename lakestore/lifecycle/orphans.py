@@ -4,7 +4,9 @@ commit in flight). Schema, snapshot, tag and consumer files are never touched, n
 but those of primary-key tables with deletion vectors or dynamic buckets (which lakestore
 references); temporary
 files (``.<name>.<hex>.tmp``) left by a crashed writer are orphans; empty partition and bucket
-directories are removed."""
+directories are removed. Symbolic links to directories are not followed, and every path is
+checked to lie in the table (or its declared external paths) before anything is deleted
+(``lakestore.meta.confine``)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO, local_path, uri_scheme
 from lakestore.lifecycle.files import TableFiles, has_index_files
 from lakestore.lifecycle.tags import retained_references
+from lakestore.meta.confine import DATA, METADATA, declared_external_roots, delete_confined
 
 if TYPE_CHECKING:
     from lakestore.store import FileStore
@@ -33,8 +36,15 @@ class OrphanResult:
     dry_run: bool
 
 
+def _linked(path: str) -> bool:
+    """A symbolic link on the local file system (never followed: it may lead out of the table)."""
+    return uri_scheme(path) in ("", "file") and os.path.islink(local_path(path))
+
+
 def _walk(table: FileStore, folder: str, out: list[tuple[str, int, int]], dirs: list[str]) -> None:
     for status in table.file_io.list_status(folder):
+        if status.is_dir and _linked(status.path):
+            continue
         if status.is_dir:
             dirs.append(status.path)
             _walk(table, status.path, out, dirs)
@@ -52,7 +62,7 @@ def _walk_data_dirs(io: FileIO, folder: str, levels: int, out: list[tuple[str, i
     Paimon's OrphanFilesClean lists an external data path: only ``k=v`` and ``bucket-*``
     directories, never anything else that shares the root."""
     for status in io.list_status(folder):
-        if not status.is_dir:
+        if not status.is_dir or _linked(status.path):
             continue
         name = status.path.rstrip("/").rsplit("/", 1)[-1]
         if levels == 0 and name.startswith("bucket-"):
@@ -76,6 +86,8 @@ def remove_orphan_files(table: FileStore, *, older_than_ms: int | None = None, d
     dirs: list[str] = []
     for status in table.file_io.list_status(root):
         name = os.path.basename(status.path)
+        if status.is_dir and _linked(status.path):
+            continue
         if status.is_dir:
             if name == "index" and has_index_files(table):
                 # every index file of such a table is one lakestore reads and references
@@ -101,13 +113,16 @@ def remove_orphan_files(table: FileStore, *, older_than_ms: int | None = None, d
     deleted: list[str] = []
     total = 0
     external_paths = {path for path, _, _ in external}
+    doomed: dict[str, list[str]] = {METADATA: [], DATA: []}
     for path, size, mtime in sorted(found) + sorted(external):
         if _key(path) in referenced or mtime >= threshold:
             continue
         deleted.append(path if path in external_paths else os.path.relpath(path, root))
         total += size
-        if not dry_run:
-            io_for(table.file_io, path, table.schema.options).delete(path)
+        doomed[DATA if path in external_paths else METADATA].append(path)
+    if not dry_run:
+        batches = [(METADATA, doomed[METADATA]), (DATA, doomed[DATA])]
+        delete_confined(table.file_io, files.folders, batches, options=table.schema.options, source=table.path)
     if not dry_run:
         for folder in sorted(dirs, key=len, reverse=True):  # deepest first
             if os.path.basename(folder) != "manifest" and not table.file_io.list_status(folder):
@@ -119,5 +134,4 @@ def remove_orphan_files(table: FileStore, *, older_than_ms: int | None = None, d
 def _external_roots(table: FileStore) -> list[str]:
     """Every root ``data-file.external-paths`` names (whatever the strategy: files written under
     an earlier strategy are still the table's)."""
-    text = table.schema.options.get("data-file.external-paths") or ""
-    return [p.strip() for p in text.split(",") if p.strip()]
+    return list(declared_external_roots(table.schema.options))

@@ -8,6 +8,9 @@ Order, chosen so that a crash at any point leaves a readable table and a re-run 
    between is some earlier consistent snapshot;
 4. delete tags on the removed snapshots (Paimon does the same);
 5. delete data, changelog and manifest files that nothing retained references any more.
+Before step 1 every file the removed snapshots and tags name is checked to lie in the table's
+folders (``lakestore.meta.confine``): hostile or damaged metadata stops the rollback with
+``PathOutsideTableError`` before anything changed.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING
 from lakestore.errors import SnapshotNotFoundError
 from lakestore.lifecycle.files import TableFiles, chain_references, delete_files
 from lakestore.lifecycle.tags import TagManager, retained_references
+from lakestore.meta.confine import METADATA, delete_confined
 from lakestore.meta.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -31,8 +35,6 @@ def rollback_to(table: FileStore, *, snapshot_id: int | None = None, tag: str | 
     tags = TagManager(table)
     if tag is not None:
         target = tags.get(tag).snapshot
-        if not manager.exists(target.id):
-            manager.try_publish(target)  # restore the expired snapshot from its tag
     else:
         assert snapshot_id is not None
         if not manager.exists(snapshot_id):
@@ -42,13 +44,15 @@ def rollback_to(table: FileStore, *, snapshot_id: int | None = None, tag: str | 
     newer_ids = [i for i in manager.list_ids() if i > target.id]
     dropped = [manager.get(i) for i in newer_ids]
     candidates = chain_references(files, dropped, tolerant=True)
+    dropped_tags = [t for t in tags.tags() if t.snapshot_id > target.id]
+    for t in dropped_tags:
+        candidates.update(chain_references(files, [t.snapshot], tolerant=True))
+    files.require_inside(candidates, source=table.path)  # before anything changes
+    if tag is not None and not manager.exists(target.id):
+        manager.try_publish(target)  # restore the expired snapshot from its tag
     manager.write_latest_hint(target.id)
-    for snapshot_id_ in reversed(newer_ids):
-        table.file_io.delete(manager.path(snapshot_id_))
-    for t in tags.tags():
-        if t.snapshot_id > target.id:
-            table.file_io.delete(tags.path(t.name))  # their files are candidates already
-            candidates.update(chain_references(files, [t.snapshot], tolerant=True))
+    metadata = [manager.path(i) for i in reversed(newer_ids)] + [tags.path(t.name) for t in dropped_tags]
+    delete_confined(table.file_io, files.folders, [(METADATA, metadata)], source=table.path)
     earliest = manager.earliest_id()
     if earliest is not None and earliest >= target.id:
         manager.write_earliest_hint(target.id)

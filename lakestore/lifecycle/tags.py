@@ -25,6 +25,7 @@ from lakestore.errors import (
 )
 from lakestore.lifecycle.files import References, TableFiles, chain_references, changelog_references, delete_files
 from lakestore.meta.branch import MAIN_BRANCH, branch_names, branch_root
+from lakestore.meta.confine import METADATA, delete_confined
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
 from lakestore.meta.tag import Tag, TagReader, tag_to_json, validate_tag_name
 
@@ -76,10 +77,13 @@ class TagManager(TagReader):
         tag = self.get(name)
         if not self.table.snapshot_manager.exists(tag.snapshot_id):
             self.table.schema.require_supported("delete an expired snapshot's tag of", table=self.table.path)
-        self.file_io.delete(self.path(name))
-        if not self.table.snapshot_manager.exists(tag.snapshot_id):
-            files = TableFiles(self.table)
-            candidates = chain_references(files, [tag.snapshot], tolerant=True)
+        expired = not self.table.snapshot_manager.exists(tag.snapshot_id)
+        files = TableFiles(self.table)
+        candidates = chain_references(files, [tag.snapshot], tolerant=True) if expired else None
+        if candidates is not None:
+            files.require_inside(candidates, source=self.path(name))  # hostile metadata: nothing changes
+        delete_confined(self.file_io, files.folders, [(METADATA, [self.path(name)])], source=self.table.path)
+        if candidates is not None:
             delete_files(self.table, files, candidates, retained_references(self.table, files))
         return tag
 

@@ -419,6 +419,11 @@ class ManifestStore:
         self._entry_cache.pop(name, None)
         self.file_io.delete(self.path(name))
 
+    def forget(self, names: Iterable[str]) -> None:
+        """Drop cached entries of manifests deleted elsewhere (``lakestore.meta.confine``)."""
+        for name in names:
+            self._entry_cache.pop(name, None)
+
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> dict[FileKey, ManifestEntry]:
     """Apply ADD/DELETE entries in order; returns the live ADD entries by identifier.
