@@ -6,6 +6,7 @@
 #   .jars/        Apache Paimon 2.0.0 and 1.4.2 Java jars by Maven coordinates (scripts/install_jars.sh)
 #   .venv-flink   apache-flink 2.0.2, Flink for Paimon 2.0.0's paimon-flink-2.0 (scripts/install_flink.sh)
 #   .venv-spark40 pyspark 4.0.5, Spark for Paimon 2.0.0's paimon-spark-4.0 (scripts/install_spark40.sh)
+#   .jars/hms/    a standalone Hive Metastore 4.0.1 for the Hive catalog tests (scripts/install_hms.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -17,6 +18,8 @@ fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e ".[pipeline,dev]"
+# the Hive Metastore the Hive catalog and HiveCatalogLock tests start (tests/hms.py)
+bash scripts/install_hms.sh
 if [ "${LAKESTORE_SKIP_ORACLE:-0}" != 1 ]; then
     [ -x .venv-oracle/bin/python ] || "$PYTHON" -m venv .venv-oracle
     .venv-oracle/bin/pip install -q "pypaimon==2.1.0" "pypaimon-rust==0.4.0" fastavro
