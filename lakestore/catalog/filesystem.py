@@ -20,19 +20,23 @@ from lakestore.errors import (
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.meta.branch import MAIN_BRANCH, branch_root, validate_branch_name
+from lakestore.meta.names import check_name
 from lakestore.meta.schema import SchemaManager, new_schema
 from lakestore.meta.schema_change import SchemaChange, apply_changes
 from lakestore.system import SystemTable, split_system_table
 from lakestore.table import Table
 
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*$")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_\-]*")
 DB_SUFFIX = ".db"
 
 
 def _check_name(name: str, what: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise InvalidIdentifierError(f"invalid {what} name {name!r}: use letters, digits, '_' and '-'")
-    return name
+    """A database or table name: letters, digits, ``_`` and ``-`` (in full), one file name.
+
+    Raises:
+        InvalidIdentifierError: it is not.
+    """
+    return check_name(name, what, pattern=_NAME, suffix=DB_SUFFIX if what == "database" else "")
 
 
 def parse_identifier(identifier: str) -> tuple[str, str]:

@@ -7,17 +7,17 @@ import re
 
 from lakestore.errors import InvalidIdentifierError
 from lakestore.io.fileio import FileIO
+from lakestore.meta.names import check_name
 
 MAIN_BRANCH = "main"
 BRANCH_DIR = "branch"
 BRANCH_PREFIX = "branch-"
-_NAME = re.compile(r"^[A-Za-z0-9_\-]+$")
+_NAME = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 def validate_branch_name(name: str) -> str:
     """Paimon's rules: not ``main``, not blank, not only digits (those read as snapshot ids)."""
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise InvalidIdentifierError(f"invalid branch name {name!r}: use letters, digits, '_' and '-'")
+    check_name(name, "branch", pattern=_NAME, prefix=BRANCH_PREFIX)
     if name == MAIN_BRANCH:
         raise InvalidIdentifierError(f"{MAIN_BRANCH!r} is the default branch and cannot be created or deleted")
     if name.isdigit():

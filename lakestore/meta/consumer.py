@@ -20,8 +20,9 @@ import time
 
 from lakestore.errors import CorruptMetadataError, InvalidIdentifierError
 from lakestore.io.fileio import FileIO
+from lakestore.meta.names import check_name
 
-_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_ID = re.compile(r"[A-Za-z0-9_.\-]+")
 READ_ATTEMPTS = 10  # Paimon's Consumer.fromPath
 READ_INTERVAL_S = 0.2
 
@@ -32,8 +33,7 @@ class ConsumerManager:
         self.directory = f"{table_path}/consumer"
 
     def path(self, consumer_id: str) -> str:
-        if not _ID.match(consumer_id):
-            raise InvalidIdentifierError(f"invalid consumer id {consumer_id!r}")
+        check_name(consumer_id, "consumer", pattern=_ID, prefix="consumer-")
         return f"{self.directory}/consumer-{consumer_id}"
 
     def next_snapshot(self, consumer_id: str) -> int | None:

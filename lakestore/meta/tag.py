@@ -22,10 +22,11 @@ from typing import Any
 
 from lakestore.errors import CorruptMetadataError, InvalidTagNameError, TagNotFoundError
 from lakestore.io.fileio import FileIO
+from lakestore.meta.names import check_name
 from lakestore.meta.snapshot import Snapshot
 
 TAG_PREFIX = "tag-"
-_NUMERIC = re.compile(r"^\d+$")
+_NUMERIC = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,16 @@ def tag_to_json(snapshot: Snapshot, create_time: dt.datetime, time_retained_ms: 
 
 
 def validate_tag_name(name: str) -> str:
+    """A name for a new tag: Paimon's rules, and one file name (``tag-<name>``).
+
+    Raises:
+        InvalidTagNameError: blank, all digits, holding ``/`` or starting with ``.``, holding a
+            control character, or longer than a file name may be.
+    """
     if not isinstance(name, str) or not name.strip():
         raise InvalidTagNameError("a tag name must not be blank")
-    if _NUMERIC.match(name):
+    check_name(name, "tag", prefix=TAG_PREFIX, error=InvalidTagNameError)
+    if _NUMERIC.fullmatch(name):
         # Paimon refuses these: ``VERSION AS OF 5`` must mean a snapshot id, not a tag.
         raise InvalidTagNameError(f"tag name {name!r} must not be a number")
     if "/" in name or name.startswith("."):
@@ -115,7 +123,8 @@ class TagReader:
         self.tag_dir = f"{metadata_path}/tag"
 
     def path(self, name: str) -> str:
-        return f"{self.tag_dir}/{TAG_PREFIX}{name}"
+        """The tag's file. Raises ``InvalidTagNameError`` when ``tag-<name>`` is not one file name."""
+        return f"{self.tag_dir}/{TAG_PREFIX}{check_name(name, 'tag', prefix=TAG_PREFIX, error=InvalidTagNameError)}"
 
     def exists(self, name: str) -> bool:
         return self.file_io.exists(self.path(name))
