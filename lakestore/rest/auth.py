@@ -6,6 +6,10 @@ their SHA-256 digest, so the database never holds a usable token; the server and
 commands never log one. A grant gives a principal a level (``read`` < ``write`` < ``admin``) on
 the whole catalog (``*``), a database (``db``) or a table (``db.table``); the highest level of
 the grants that cover a resource is the principal's level there.
+
+The store is created only on purpose (``AuthStore(location, create=True)``, as ``lakestore
+serve-admin init`` does): opening a missing, unreadable or foreign database raises ``AuthError``
+instead of silently starting an empty one (whose new admin would lock every principal out).
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ import secrets
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from lakestore.errors import AuthError
+from lakestore.meta.names import check_name
 
 LEVELS = {"read": 1, "write": 2, "admin": 3}
 ANY = "*"
 TOKEN_PREFIX = "lks"
 
+_TABLES = ("lakestore_principals", "lakestore_tokens", "lakestore_grants")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS lakestore_principals (name TEXT PRIMARY KEY, created_ms BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS lakestore_tokens (id TEXT PRIMARY KEY, principal TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,"
@@ -77,12 +84,24 @@ class Principal:
         """Any grant inside the database (lists it, and lists the tables granted in it)."""
         return any(g.database in (ANY, database) for g in self.grants)
 
+    def may_reach(self, level: int, database: str | None = None, table: str | None = None) -> bool:
+        """Whether some grant of at least ``level`` lies on or inside the resource (the catalog
+        without ``database``): necessary for any operation needing ``level`` there, so a caller
+        without it is refused before its request body is read."""
+        return any(
+            LEVELS[g.level] >= level and (database is None or g.database in (ANY, database)) and (table is None or g.table in (ANY, table))
+            for g in self.grants
+        )
+
 
 def parse_scope(scope: str) -> tuple[str, str]:
     """``*`` -> (*, *), ``db`` -> (db, *), ``db.table`` -> (db, table). Raises ``AuthError``."""
     if scope == ANY:
         return ANY, ANY
     parts = scope.split(".")
+    for part in parts:
+        if part:
+            check_name(part, "grant scope", error=AuthError)
     if len(parts) == 1 and parts[0]:
         return parts[0], ANY
     if len(parts) == 2 and all(parts):
@@ -95,25 +114,71 @@ def digest(token: str) -> str:
 
 
 class AuthStore:
-    """``AuthStore("auth.sqlite")`` or ``AuthStore("postgresql://user@host/db")``: creates its
-    tables on first use. Thread-safe. Raises ``AuthError`` for bad arguments."""
+    """``AuthStore("auth.sqlite")`` or ``AuthStore("postgresql://user@host/db")``: an existing
+    store; ``create=True`` makes a new one (a SQLite file created exclusively, owner-only; the
+    tables in PostgreSQL). Thread-safe.
 
-    def __init__(self, location: str) -> None:
+    Raises:
+        AuthError: the store is missing (without ``create``), exists already (SQLite, with
+            ``create``), cannot be read, or lacks lakestore's tables; or bad arguments later.
+    """
+
+    def __init__(self, location: str, *, create: bool = False) -> None:
         self.location = location
         self._lock = threading.Lock()
         self._postgres = location.startswith(("postgresql://", "postgres://"))
+        try:
+            self._conn: Any = self._connect(create)
+            if create:
+                for statement in _SCHEMA:
+                    self._execute(statement)
+            missing = [t for t in _TABLES if not self._has_table(t)]
+        except (sqlite3.Error, OSError) as exc:
+            raise AuthError(f"cannot open the auth database {self._shown}: {exc}") from exc
+        except Exception as exc:  # psycopg's errors: unreachable, refused
+            if type(exc).__module__.split(".")[0] != "psycopg":
+                raise
+            raise AuthError(f"cannot open the auth database {self._shown}: {type(exc).__name__}") from exc
+        if missing:
+            self.close()
+            raise AuthError(
+                f"{self._shown} is not a lakestore auth database (no table {missing[0]}); create one with 'lakestore serve-admin init'"
+            )
+
+    @property
+    def _shown(self) -> str:
+        """The location without a password."""
+        if not self._postgres:
+            return self.location
+        parts = urllib.parse.urlsplit(self.location)
+        netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+        netloc = f"{parts.username}@{netloc}" if parts.username else netloc
+        return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=""))
+
+    def _connect(self, create: bool) -> Any:
         if self._postgres:
             import psycopg
 
-            self._conn: Any = psycopg.connect(location, autocommit=True)
-        else:
-            fresh = not os.path.exists(location)
-            self._conn = sqlite3.connect(location, check_same_thread=False, isolation_level=None, timeout=30)
-            if fresh:  # digests only, but nobody else needs to read who may do what
-                os.chmod(location, 0o600)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        for statement in _SCHEMA:
-            self._execute(statement)
+            return psycopg.connect(self.location, autocommit=True)
+        if create:  # exclusively, never through a symlink; digests only, but nobody else needs to read who may do what
+            try:
+                os.close(os.open(self.location, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+            except FileExistsError as exc:
+                raise AuthError(f"an auth database exists already at {self.location}") from exc
+        elif not os.path.isfile(self.location):
+            raise AuthError(
+                f"no auth database at {self.location}: create one with 'lakestore serve-admin init' "
+                "(or start once with 'lakestore serve --init')"
+            )
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.location)) + "?mode=rw"  # never creates a file
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA journal_mode=WAL")
+        return conn
+
+    def _has_table(self, name: str) -> bool:
+        if self._postgres:
+            return self._execute("SELECT to_regclass(CAST(? AS text))", (name,))[0][0] is not None
+        return bool(self._execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)))
 
     def close(self) -> None:
         with self._lock:
@@ -170,6 +235,18 @@ class AuthStore:
         )
         return token_id, token
 
+    def remove_principal(self, name: str) -> bool:
+        """Remove a principal: its grants, and every token of it revoked (kept, by id, as
+        revoked). False when there is no such principal."""
+        with self._transaction():
+            found = self._conn.execute(self._sql("SELECT name FROM lakestore_principals WHERE name = ?"), (name,)).fetchall()
+            self._conn.execute(
+                self._sql("UPDATE lakestore_tokens SET revoked_ms = ? WHERE principal = ? AND revoked_ms IS NULL"), (_now(), name)
+            )
+            self._conn.execute(self._sql("DELETE FROM lakestore_grants WHERE principal = ?"), (name,))
+            self._conn.execute(self._sql("DELETE FROM lakestore_principals WHERE name = ?"), (name,))
+        return bool(found)
+
     def revoke_token(self, token_id: str) -> bool:
         """Revoke by token id; False when no live token has that id."""
         live = self._execute("SELECT id FROM lakestore_tokens WHERE id = ? AND revoked_ms IS NULL", (token_id,))
@@ -183,11 +260,15 @@ class AuthStore:
         return [{"id": r[0], "principal": r[1], "created_ms": r[2], "revoked_ms": r[3]} for r in rows]
 
     def authenticate(self, token: str) -> Principal | None:
-        """The principal of a live token, or None."""
+        """The principal of a live token, or None (also when the principal no longer exists)."""
         if not token:
             return None
         wanted = digest(token)
-        rows = self._execute("SELECT principal, digest FROM lakestore_tokens WHERE digest = ? AND revoked_ms IS NULL", (wanted,))
+        rows = self._execute(
+            "SELECT t.principal, t.digest FROM lakestore_tokens t JOIN lakestore_principals p ON p.name = t.principal"
+            " WHERE t.digest = ? AND t.revoked_ms IS NULL",
+            (wanted,),
+        )
         if not rows or not hmac.compare_digest(rows[0][1], wanted):
             return None
         return self.principal(rows[0][0])

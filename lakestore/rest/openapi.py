@@ -136,7 +136,7 @@ def openapi_document(path_values: dict[str, list[str]] | None = None) -> dict[st
     values = path_values or {}
     error = {"description": "the protocol's ErrorResponse", "content": {"application/json": {"schema": {"type": "object"}}}}
     paths: dict[str, dict[str, Any]] = {}
-    for method, path, _ in ROUTES:
+    for method, path, _, _ in ROUTES:
         names = [segment[1:-1] for segment in path.split("/") if segment.startswith("{")]
         params = [{"name": n, "in": "path", "required": True, "schema": {"enum": values[n]} if n in values else _STR} for n in names]
         params += [{"name": n, "in": "query", "required": False, "schema": s} for n, s in QUERIES.get((method, path), {}).items()]

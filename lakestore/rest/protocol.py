@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lakestore.catalog import split_branch
+from lakestore.catalog.filesystem import _check_name
 from lakestore.errors import (
     BranchError,
     CatalogError,
@@ -32,8 +36,11 @@ from lakestore.errors import (
     UnsupportedTableError,
     UnsupportedTypeError,
 )
+from lakestore.format.partition_path import escape_path_name
 from lakestore.format.types import parse_type
 from lakestore.meta import options as opts
+from lakestore.meta.branch import validate_branch_name
+from lakestore.meta.names import MAX_FILE_NAME_BYTES, check_name
 from lakestore.meta.schema import TableSchema, validate_table_schema
 from lakestore.meta.schema_change import (
     AddColumn,
@@ -47,6 +54,13 @@ from lakestore.meta.schema_change import (
 )
 
 DATABASE, TABLE, SNAPSHOT, TAG, BRANCH, COLUMN = "DATABASE", "TABLE", "SNAPSHOT", "TAG", "BRANCH", "COLUMN"
+MAX_JSON_DEPTH = 64  # objects and arrays in a request body; Paimon's deepest (nested types) is far below
+JAVA_LONG = (-(2**63), 2**63 - 1)  # integers in a body (snapshot ids, counts) are Java longs to Paimon
+JAVA_INT_MAX = 2**31 - 1  # field ids are Java ints
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_STRING = re.compile(rb'"[^"]*"')
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # as signed bytes: +1, +1, -1, -1
 
 
 @dataclass
@@ -105,10 +119,22 @@ def from_lakestore(exc: LakestoreError, *, resource_type: str | None = None, res
 
 
 # -- JSON bodies -----------------------------------------------------------------------------
+def nests_deeper(raw: bytes, depth: int) -> bool:
+    """Whether the JSON text ``raw`` nests objects and arrays deeper than ``depth``, found
+    without parsing (C-speed passes): strings dropped, brackets kept as +1/-1, the running sum's
+    maximum. Unbalanced text is left to the parser to refuse."""
+    brackets = _STRING.sub(b"", _ESCAPE.sub(b"", raw)).translate(_SIGNS, _NOT_BRACKETS)
+    return max(itertools.accumulate(memoryview(brackets).cast("b")), default=0) > depth
+
+
 def parse_body(raw: bytes) -> dict[str, Any]:
+    """A request body: a JSON object nested at most ``MAX_JSON_DEPTH`` deep. Raises
+    ``RestError`` 400 otherwise (the nesting is checked before anything is parsed)."""
+    if nests_deeper(raw, MAX_JSON_DEPTH):
+        raise bad_request(f"request body nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         doc = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise bad_request(f"request body is not JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise bad_request("request body must be a JSON object")
@@ -123,7 +149,43 @@ def field(doc: dict[str, Any], key: str, kind: type | tuple[type, ...], *, requi
         return None
     if isinstance(value, bool) and kind is int or not isinstance(value, kind):
         raise bad_request(f"field {key!r} has the wrong type")
+    if isinstance(value, int) and not isinstance(value, bool) and not JAVA_LONG[0] <= value <= JAVA_LONG[1]:
+        raise bad_request(f"field {key!r} is out of range (a 64-bit integer)")
     return value
+
+
+def check_path(params: dict[str, str]) -> None:
+    """Every name in a request's path by the engine's rules, before any route uses one: a
+    database, a table (``t`` or ``t$branch_b``), a branch, a tag, a snapshot version (an id, a
+    tag, ``LATEST`` or ``EARLIEST``), a view or function. Raises ``RestError`` 400."""
+    kinds = {
+        "database": DATABASE,
+        "table": TABLE,
+        "branch": BRANCH,
+        "tag": TAG,
+        "version": SNAPSHOT,
+        "view": "VIEW",
+        "function": "FUNCTION",
+    }
+    for key, value in params.items():
+        try:
+            if key == "database":
+                _check_name(value, "database")
+            elif key == "table":
+                base, _ = split_branch(f"x.{value}")
+                _check_name(base[2:], "table")
+            elif key == "branch":
+                if value != "main":  # answered by the branch operations themselves
+                    validate_branch_name(value)
+            elif key == "version" and value.isdigit():
+                if len(value) > 19:
+                    raise InvalidIdentifierError(f"snapshot id {value[:40]!r}... is out of range")
+            elif key in ("tag", "version"):
+                check_name(value, "tag", prefix="tag-", error=InvalidTagNameError)
+            elif key in ("view", "function"):
+                check_name(value, key)
+        except LakestoreError as exc:
+            raise RestError(400, str(exc), kinds.get(key), None) from exc
 
 
 def string_map(value: Any, what: str) -> dict[str, str]:
@@ -132,6 +194,22 @@ def string_map(value: Any, what: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise bad_request(f"{what} must be an object of strings")
     return dict(value)
+
+
+def partition_spec(value: Any) -> dict[str, str]:
+    """A partition spec of a request (column -> value as a string). Raises ``RestError`` 400
+    unless each column is a valid name and each ``column=value`` directory name (escaped as
+    Paimon escapes it) fits in a file name and holds no NUL."""
+    spec = string_map(value, "a partition spec")
+    for key, text in spec.items():
+        try:
+            check_name(key, "partition column")
+            size = len(f"{escape_path_name(key)}={escape_path_name(text)}".encode())
+        except (LakestoreError, UnicodeEncodeError) as exc:
+            raise bad_request(f"invalid partition spec: {exc}") from exc
+        if "\x00" in text or size > MAX_FILE_NAME_BYTES:
+            raise bad_request(f"partition value of {key!r} holds a NUL or makes a directory name longer than {MAX_FILE_NAME_BYTES} bytes")
+    return spec
 
 
 def schema_json(schema: TableSchema) -> dict[str, Any]:
@@ -158,12 +236,7 @@ def schema_from_json(doc: Any) -> TableSchema:
     options = string_map(doc.get("options"), "schema.options")
     if options.get("path") or options.get("type", "table") != "table":
         raise not_implemented("tables of another type or with an external path")
-    ids: list[int] = []
-    for f in fields:
-        if isinstance(f.get("id"), int) and not isinstance(f.get("id"), bool):
-            ids.append(f["id"])
-        if isinstance(f.get("type"), dict):  # nested types number their fields too
-            ids.extend(_nested_ids(f["type"]))
+    ids = _field_ids(fields)
     comment = doc.get("comment")
     wire = {
         "version": 3,
@@ -187,14 +260,28 @@ def schema_from_json(doc: Any) -> TableSchema:
     return schema
 
 
-def _nested_ids(doc: dict[str, Any]) -> list[int]:
+def _field_ids(fields: list[Any]) -> list[int]:
+    """The ids of ``fields`` and of the fields nested in their types (rows, arrays, maps).
+    Raises ``RestError`` 400 for an id outside Java's int range (or negative), a missing or
+    empty name: Paimon Java cannot open such a table."""
     out: list[int] = []
-    for child in doc.get("fields") or []:
-        if isinstance(child, dict):
-            if isinstance(child.get("id"), int):
-                out.append(child["id"])
-            if isinstance(child.get("type"), dict):
-                out.extend(_nested_ids(child["type"]))
+    for f in fields:
+        if not isinstance(f, dict):
+            raise bad_request("schema fields must be objects")
+        field_id, name = f.get("id"), f.get("name")
+        if not isinstance(field_id, int) or isinstance(field_id, bool) or not 0 <= field_id <= JAVA_INT_MAX:
+            raise bad_request(f"field id {field_id!r} of {name!r} must be an integer from 0 to {JAVA_INT_MAX}")
+        if not isinstance(name, str) or not name.strip():
+            raise bad_request(f"field {field_id} needs a non-empty name")
+        out.append(field_id)
+        if isinstance(f.get("type"), dict):  # nested types number their fields too
+            out.extend(_nested_ids(f["type"]))
+    return out
+
+
+def _nested_ids(doc: dict[str, Any]) -> list[int]:
+    children = doc.get("fields")
+    out = _field_ids(children) if isinstance(children, list) else []
     for key in ("element", "key", "value"):
         if isinstance(doc.get(key), dict):
             out.extend(_nested_ids(doc[key]))

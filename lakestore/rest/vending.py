@@ -1,10 +1,16 @@
 """Table data credentials for a warehouse on S3: the table-token endpoint's answer.
 
 Each request assumes the configured IAM role through STS (``AssumeRole``) with a session policy
-that narrows the role to the one table's prefix (``s3://bucket/wh/db.db/t/``): objects there
-(get; put and delete too for principals with ``write``) and listing the bucket only under that
-prefix. The effective permissions are the intersection of the role's own policies and this
-session policy, so the role needs (at least) those actions on the warehouse. The credentials
+that narrows the role to the one table's prefix (``s3://bucket/wh/db.db/t/``, every prefix with
+its trailing slash, so ``db.db/t1/`` never covers ``db.db/t10/``): reading the objects there and
+listing the bucket only under that prefix; for principals with ``write`` also putting and
+deleting the table's data files (its partition and bucket directories, or
+``data-file.path-directory``), manifests and index files, but never its snapshots, tags,
+schemas or branches (those change only through the server's endpoints: an explicit deny).
+Clients therefore cannot expire snapshots or write statistics files with vended credentials:
+expiration runs where the warehouse's own credentials are (``lakestore expire``). The effective
+permissions are the intersection of the role's own policies and this session policy, so the
+role needs (at least) those actions on the warehouse. The credentials
 are returned under the keys both Paimon clients read (Hadoop S3A's ``fs.s3a.*``: Paimon Java's
 ``S3FileIO``; pypaimon 2.1 reads the same keys), with the endpoint, region and path style the
 server itself uses; ``expiresAtMillis`` is the credentials' expiry as STS states it.
@@ -32,7 +38,12 @@ SESSION_TOKEN = "fs.s3a.session.token"
 CREDENTIALS_PROVIDER = "fs.s3a.aws.credentials.provider"
 TEMPORARY_PROVIDER = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 READ_ACTIONS = ("s3:GetObject",)
-WRITE_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
+# what clients write: data files (partition directories ``k=v/``, unpartitioned ``bucket-N/``),
+# manifests and index files; and what they must not: the server publishes these
+DATA_PREFIXES = ("manifest/", "index/")
+DEFAULT_DATA_PATTERNS = ("bucket-*", "*=*")
+METADATA_PREFIXES = ("snapshot/", "tag/", "schema/", "branch/")
 MIN_DURATION_S, MAX_DURATION_S = 900, 43_200  # STS's bounds for AssumeRole
 _SESSION_NAME = re.compile(r"[^\w+=,.@-]")
 
@@ -49,34 +60,45 @@ def split_s3_path(path: str) -> tuple[str, str]:
     return parsed.netloc, parsed.path.strip("/")
 
 
-def session_policy(table_path: str, *, write: bool) -> dict[str, Any]:
-    """The session policy limiting credentials to the objects under ``table_path``: read
-    (``s3:GetObject``, listing under the prefix) or read and write (put, delete, multipart).
+def session_policy(table_path: str, *, write: bool, data_directory: str | None = None) -> dict[str, Any]:
+    """The session policy limiting credentials to the table under ``table_path``: reading its
+    objects and listing under ``<table>/``; with ``write`` also put, delete and multipart on its
+    data files (below ``data_directory`` when the table sets ``data-file.path-directory``),
+    ``manifest/`` and ``index/``, with an explicit deny on ``snapshot/``, ``tag/``, ``schema/``
+    and ``branch/``.
 
     Raises:
-        OptionError: ``table_path`` is not an S3 URI.
+        OptionError: ``table_path`` is not an S3 URI below a bucket, or ``data_directory`` is
+            not a relative directory.
     """
     bucket, key = split_s3_path(table_path)
     if not key:
         raise OptionError(f"a table's credentials need a key prefix, not a whole bucket: {table_path!r}")
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Sid": "TableObjects",
-                "Effect": "Allow",
-                "Action": list(WRITE_ACTIONS if write else READ_ACTIONS),
-                "Resource": [f"arn:aws:s3:::{bucket}/{key}", f"arn:aws:s3:::{bucket}/{key}/*"],
-            },
-            {
-                "Sid": "ListTablePrefix",
-                "Effect": "Allow",
-                "Action": ["s3:ListBucket"],
-                "Resource": [f"arn:aws:s3:::{bucket}"],
-                "Condition": {"StringLike": {"s3:prefix": [key, f"{key}/*"]}},
-            },
-        ],
-    }
+    arn = f"arn:aws:s3:::{bucket}/{key}/"  # every prefix ends with '/': t1/ never covers t10/
+    statements: list[dict[str, Any]] = [
+        # the bare key is one object (the table's directory marker, which S3A heads), not a prefix
+        {"Sid": "TableObjects", "Effect": "Allow", "Action": list(READ_ACTIONS), "Resource": [f"arn:aws:s3:::{bucket}/{key}", arn + "*"]},
+        {
+            "Sid": "ListTablePrefix",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{bucket}"],
+            "Condition": {"StringLike": {"s3:prefix": [f"{key}/", f"{key}/*"]}},
+        },
+    ]
+    if write:
+        if data_directory:
+            segments = data_directory.strip("/").split("/")
+            if any(s in ("", ".", "..") or "*" in s or "?" in s for s in segments):
+                raise OptionError(f"data-file.path-directory must be a relative directory, got {data_directory!r}")
+            data = ["/".join(segments) + "/*"]
+        else:
+            data = list(DEFAULT_DATA_PATTERNS)
+        files = [arn + prefix + "*" for prefix in DATA_PREFIXES] + [arn + pattern for pattern in data]
+        statements.append({"Sid": "TableFilesWrite", "Effect": "Allow", "Action": list(WRITE_ACTIONS), "Resource": files})
+        denied = [arn + prefix + "*" for prefix in METADATA_PREFIXES]
+        statements.append({"Sid": "TableMetadataThroughServer", "Effect": "Deny", "Action": list(WRITE_ACTIONS), "Resource": denied})
+    return {"Version": "2012-10-17", "Statement": statements}
 
 
 @dataclass(frozen=True)
@@ -126,14 +148,16 @@ class S3CredentialVendor:
                 )
             return self._client[0]
 
-    def vend(self, table_path: str, *, write: bool, principal: str) -> tuple[dict[str, str], int]:
-        """(token map, expiry in epoch ms) for ``table_path``; ``write`` False: read-only.
+    def vend(self, table_path: str, *, write: bool, principal: str, data_directory: str | None = None) -> tuple[dict[str, str], int]:
+        """(token map, expiry in epoch ms) for ``table_path``; ``write`` False: read-only;
+        ``data_directory``: the table's ``data-file.path-directory``, if any.
 
         Raises:
-            OptionError: ``table_path`` is not on S3, or boto3 is missing.
+            OptionError: ``table_path`` is not on S3, ``data_directory`` is not relative, or
+                boto3 is missing.
             botocore.exceptions.ClientError: STS refused (the role, its trust or duration).
         """
-        policy = session_policy(table_path, write=write)
+        policy = session_policy(table_path, write=write, data_directory=data_directory)
         name = _SESSION_NAME.sub("-", f"lakestore-{principal}")[:64]
         answer = self._sts().assume_role(
             RoleArn=self.role_arn, RoleSessionName=name, Policy=json.dumps(policy, separators=(",", ":")), DurationSeconds=self.duration_s

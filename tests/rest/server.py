@@ -38,6 +38,7 @@ class Server:
     port: int
     log: Path
     auth_db: str | None = None
+    log_level: str = "warning"
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -47,9 +48,14 @@ class Server:
     def _auth_args(self) -> list[str]:
         return ["--warehouse", str(self.warehouse)] + (["--auth-db", self.auth_db] if self.auth_db else [])
 
+    def init(self) -> Server:
+        """``lakestore serve-admin init``: the auth database and the admin token file."""
+        self.admin("init")
+        return self
+
     def start(self) -> Server:
         log = self.log.open("ab")
-        cmd = [sys.executable, "-m", "lakestore.cli", "serve", *self._auth_args(), "--port", str(self.port), "--log-level", "warning"]
+        cmd = [sys.executable, "-m", "lakestore.cli", "serve", *self._auth_args(), "--port", str(self.port), "--log-level", self.log_level]
         self.proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -121,11 +127,12 @@ class Server:
         return {"metastore": "rest", "uri": self.uri, "warehouse": PREFIX, "token.provider": "bear", "token": token}
 
 
-def start_server(tmp: Path, *, auth_db: str | None = None) -> Server:
+def start_server(tmp: Path, *, auth_db: str | None = None, log_level: str = "warning") -> Server:
+    """A server on a fresh warehouse, its auth database made by ``serve-admin init`` first."""
     require_server_packages()
     warehouse = tmp / "warehouse"
     warehouse.mkdir(parents=True, exist_ok=True)
-    return Server(warehouse, free_port(), tmp / "server.log", auth_db=auth_db).start()
+    return Server(warehouse, free_port(), tmp / "server.log", auth_db=auth_db, log_level=log_level).init().start()
 
 
 def warehouse_state(warehouse: Path) -> dict[str, int]:

@@ -47,6 +47,22 @@ class S3Serve(Server):
         args += [f"-o{k}={v}" for k, v in options.items()]
         return args + ["--vend-role-arn", ROLE, "--vend-duration", str(self.duration_s), "--sts-endpoint", self.sts]
 
+    def init(self) -> S3Serve:
+        """``serve-admin init`` (the auth database and token file local, the warehouse on S3)."""
+        token_file = str(self.warehouse / ".lakestore-admin-token")
+        args = [
+            "--warehouse",
+            f"s3://{self.bucket}/wh",
+            "--auth-db",
+            str(self.warehouse / "auth.sqlite"),
+            "init",
+            "--admin-token-file",
+            token_file,
+        ]
+        res = subprocess.run([sys.executable, "-m", "lakestore.cli", "serve-admin", *args], capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, res.stderr
+        return self
+
 
 @pytest.fixture(scope="module")
 def sts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -75,7 +91,7 @@ def start(tmp: Path, s3: S3Server, sts: str, duration_s: int) -> S3Serve:
     require_server_packages()
     auth_db = str(tmp / "auth.sqlite")
     srv = S3Serve(tmp, free_port(), tmp / "server.log", auth_db=auth_db, s3=s3, bucket=s3.new_bucket(), sts=sts, duration_s=duration_s)
-    srv.start()
+    srv.init().start()
     return srv
 
 
@@ -117,20 +133,25 @@ def test_pypaimon_writes_and_reads_an_s3_table_with_vended_credentials(server: S
     # pypaimon's RESTTokenFileIO): with 900 s ones they ask again before file accesses
     assert sum(r["session_name"] == "lakestore-etl" for r in sessions) > 1
     assert {"lakestore-etl", "lakestore-analyst"} <= by_name
+    table = f"arn:aws:s3:::{server.bucket}/wh/sales.db/orders/"
     for r in sessions:
         assert r["role_arn"] == ROLE
         policy = json.loads(r["policy"])
-        objects, listing = policy["Statement"]
-        assert objects["Resource"] == [
-            f"arn:aws:s3:::{server.bucket}/wh/sales.db/orders",
-            f"arn:aws:s3:::{server.bucket}/wh/sales.db/orders/*",
-        ]
+        objects, listing, *writes = policy["Statement"]
+        assert objects["Resource"] == [table[:-1], table + "*"] and objects["Action"] == ["s3:GetObject"]
         assert listing["Action"] == ["s3:ListBucket"] and listing["Resource"] == [f"arn:aws:s3:::{server.bucket}"]
-        assert listing["Condition"] == {"StringLike": {"s3:prefix": ["wh/sales.db/orders", "wh/sales.db/orders/*"]}}
+        # with the trailing slash: a reader of sales.orders cannot list sales.orders2
+        assert listing["Condition"] == {"StringLike": {"s3:prefix": ["wh/sales.db/orders/", "wh/sales.db/orders/*"]}}
         if r["session_name"] == "lakestore-analyst":
-            assert objects["Action"] == ["s3:GetObject"]
-        else:
-            assert {"s3:PutObject", "s3:DeleteObject", "s3:GetObject"} <= set(objects["Action"])
+            assert writes == []
+            continue
+        # a writer puts data files, manifests and index files; snapshots, tags, schemas and
+        # branches only the server writes
+        allow, deny = writes
+        assert allow["Effect"] == "Allow" and {"s3:PutObject", "s3:DeleteObject"} <= set(allow["Action"])
+        assert allow["Resource"] == [table + "manifest/*", table + "index/*", table + "bucket-*", table + "*=*"]
+        assert deny["Effect"] == "Deny" and deny["Action"] == allow["Action"]
+        assert deny["Resource"] == [table + "snapshot/*", table + "tag/*", table + "schema/*", table + "branch/*"]
 
 
 def _token(server: Server, token: str, table: str = "orders") -> tuple[int, dict[str, Any]]:
@@ -158,11 +179,11 @@ def test_token_answer_read_only_scope_and_expiry(server: S3Serve, s3_server: S3S
     record = assumed_roles(server.sts)[token["fs.s3a.access.key"]]
     assert started + DURATION_S * 1000 - 1000 <= answer["expiresAtMillis"] <= done + DURATION_S * 1000 + 1000
     assert record["session_token"] == token["fs.s3a.session.token"]
-    assert json.loads(record["policy"])["Statement"][0]["Action"] == ["s3:GetObject"]
+    assert len(json.loads(record["policy"])["Statement"]) == 2  # read and list: nothing written
     # a writer's token may put and delete; each request gets fresh credentials
     status, again = _token(server, writer, "other")
     assert status == 200 and again["token"]["fs.s3a.access.key"] != token["fs.s3a.access.key"]
-    assert "s3:PutObject" in json.loads(assumed_roles(server.sts)[again["token"]["fs.s3a.access.key"]]["policy"])["Statement"][0]["Action"]
+    assert "s3:PutObject" in json.loads(assumed_roles(server.sts)[again["token"]["fs.s3a.access.key"]]["policy"])["Statement"][2]["Action"]
     # no grant on the table: no credentials (and no STS call)
     count = len(assumed_roles(server.sts))
     assert _token(server, reader, "orders")[0] in (403, 404)
@@ -221,8 +242,9 @@ def test_an_s3_warehouse_is_refused_without_safe_publish_or_local_auth(
         del args[at : at + 2]
     else:
         args = [a for a in args if not a.startswith(f"-o{drop}=")]
-    res = subprocess.run([sys.executable, "-m", "lakestore.cli", "serve", *args], capture_output=True, text=True, timeout=60)
+    res = subprocess.run([sys.executable, "-m", "lakestore.cli", "serve", "--init", *args], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and message in res.stderr, res.stderr
+    assert not (tmp_path / "auth.sqlite").exists()
     listed = s3_server.client().list_objects_v2(Bucket=bucket).get("Contents", [])
     assert [o["Key"] for o in listed if o["Size"]] == []  # nothing written (but the warehouse's directory marker)
     assert not (tmp_path / ".lakestore-admin-token").exists()
