@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -274,18 +275,23 @@ def _stage(name: str, start: float, end: float, rows: int | None, sampler: RssSa
 CHILD_STAGES = {"generate": stage_generate, "lineitem": stage_lineitem, "pipeline": stage_pipeline}
 
 
-def child_main(stage: str, spec_path: str) -> int:
+StageFn = Callable[[dict[str, Any], RssSampler], dict[str, Any]]
+
+
+def child_main(stage: str, spec_path: str, stages: Mapping[str, StageFn] | None = None) -> int:
+    """A child process's stage (of ``stages``, this module's by default): its JSON on stdout."""
     spec = json.loads(Path(spec_path).read_text())
     sys.path.insert(0, str(ROOT))
     with RssSampler() as sampler:
-        out = CHILD_STAGES[stage](spec, sampler)
+        out = (CHILD_STAGES if stages is None else stages)[stage](spec, sampler)
     out["process_peak_rss_kib"] = sampler.peak()
     print(json.dumps(out, default=str))
     return 0
 
 
 # -- parent ------------------------------------------------------------------------------------
-def run_stage(stage: str, spec: dict[str, Any], timeout: float) -> dict[str, Any]:
+def run_stage(stage: str, spec: dict[str, Any], timeout: float, module: str = "bench.sf1") -> dict[str, Any]:
+    """Run ``stage`` in a fresh ``python -m <module> --child`` process; its JSON result, or an error."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(spec, fh)
     env = dict(os.environ)
@@ -294,7 +300,7 @@ def run_stage(stage: str, spec: dict[str, Any], timeout: float) -> dict[str, Any
     t0 = time.time()
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "bench.sf1", "--child", stage, fh.name],
+            [sys.executable, "-m", module, "--child", stage, fh.name],
             capture_output=True,
             text=True,
             cwd=ROOT,
@@ -308,6 +314,22 @@ def run_stage(stage: str, spec: dict[str, Any], timeout: float) -> dict[str, Any
         return {"error": (proc.stderr.strip() or f"exit {proc.returncode}")[-3000:], "process_seconds": wall}
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     out["process_seconds"] = wall
+    return out
+
+
+def timed_stage(stage: str, spec: dict[str, Any], timeout: float, *, module: str) -> dict[str, Any]:
+    """``run_stage`` with the load before and after and the start time recorded, its stages printed."""
+    print(f"{module.removeprefix('bench.')} bench: stage {stage} ...", flush=True)
+    load_before, ran_at = list(os.getloadavg()), dt.datetime.now().isoformat(timespec="seconds")
+    out = run_stage(stage, spec, timeout, module=module)
+    out.update(load_before=load_before, load_after=list(os.getloadavg()), ran_at=ran_at)
+    if "error" in out:
+        print(f"  FAILED: {out['error'][-600:]}", flush=True)
+        return out
+    for s in out.get("jobs", []) + out["stages"]:
+        print(
+            f"  {s['name']:<60} {s['seconds']:8.1f} s  rows {_fmt_rows(s['rows']):>11}  peak {_mib(s['peak_rss_kib']):>7} MiB", flush=True
+        )
     return out
 
 
@@ -431,19 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(spec["warehouse"], ignore_errors=True)
             if stage == "pipeline":
                 shutil.rmtree(spec["dagster_home"], ignore_errors=True)
-            print(f"sf1 bench: stage {stage} ...", flush=True)
-            load_before, ran_at = list(os.getloadavg()), dt.datetime.now().isoformat(timespec="seconds")
-            out = run_stage(stage, spec, args.timeout)
-            out.update(load_before=load_before, load_after=list(os.getloadavg()), ran_at=ran_at)
-            results[stage] = out
-            if "error" in out:
-                print(f"  FAILED: {out['error'][-600:]}", flush=True)
-            else:
-                for s in out.get("jobs", []) + out["stages"]:
-                    print(
-                        f"  {s['name']:<60} {s['seconds']:8.1f} s  rows {_fmt_rows(s['rows']):>11}  peak {_mib(s['peak_rss_kib']):>7} MiB",
-                        flush=True,
-                    )
+            results[stage] = timed_stage(stage, spec, args.timeout, module="bench.sf1")
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.sf1 import RssSampler, _fmt_rows, _mib, _stage, stage_section
+from bench import sf1
+from bench.sf1 import RssSampler, _stage, stage_section
 
 ROOT = Path(__file__).resolve().parent.parent
 STAGES = ("generate", "write", "compact", "read")
@@ -205,39 +204,7 @@ CHILD_STAGES = {"generate": stage_generate, "write": stage_write, "compact": sta
 
 
 def child_main(stage: str, spec_path: str) -> int:
-    spec = json.loads(Path(spec_path).read_text())
-    sys.path.insert(0, str(ROOT))
-    with RssSampler() as sampler:
-        out = CHILD_STAGES[stage](spec, sampler)
-    out["process_peak_rss_kib"] = sampler.peak()
-    print(json.dumps(out, default=str))
-    return 0
-
-
-def run_stage(stage: str, spec: dict[str, Any], timeout: float) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
-        json.dump(spec, fh)
-    env = dict(os.environ)
-    env.setdefault("TMPDIR", str(Path(spec["workdir"]) / "tmp"))
-    Path(env["TMPDIR"]).mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "bench.sf10", "--child", stage, fh.name],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=timeout,
-            env=env,
-        )
-    finally:
-        os.unlink(fh.name)
-    wall = time.time() - t0
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return {"error": (proc.stderr.strip() or f"exit {proc.returncode}")[-3000:], "process_seconds": wall}
-    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["process_seconds"] = wall
-    return out
+    return sf1.child_main(stage, spec_path, CHILD_STAGES)
 
 
 def markdown(args: argparse.Namespace, results: dict[str, dict[str, Any]], previous: str | None) -> str:
@@ -316,19 +283,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(spec["warehouse"], ignore_errors=True)  # a second write would be upserts
     try:
         for stage in stages:
-            print(f"sf10 bench: stage {stage} ...", flush=True)
-            load_before, ran_at = list(os.getloadavg()), dt.datetime.now().isoformat(timespec="seconds")
-            out = run_stage(stage, spec, args.timeout)
-            out.update(load_before=load_before, load_after=list(os.getloadavg()), ran_at=ran_at)
-            results[stage] = out
-            if "error" in out:
-                print(f"  FAILED: {out['error'][-600:]}", flush=True)
+            results[stage] = sf1.timed_stage(stage, spec, args.timeout, module="bench.sf10")
+            if "error" in results[stage]:
                 break
-            for s in out["stages"]:
-                print(
-                    f"  {s['name']:<60} {s['seconds']:8.1f} s  rows {_fmt_rows(s['rows']):>11}  peak {_mib(s['peak_rss_kib']):>7} MiB",
-                    flush=True,
-                )
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
