@@ -125,23 +125,30 @@ class UnsafePublishError(LakestoreError):
 
 # -- catalog databases (Paimon's JDBC catalog and its lock) --------------------------------------
 class CatalogDatabaseError(LakestoreError):
-    """The SQL database behind a JDBC catalog or the catalog lock cannot be used; the message says
-    what to change."""
+    """The SQL database behind a JDBC catalog, the Hive Metastore behind a Hive catalog, or the
+    catalog lock cannot be used; the message says what to change."""
 
 
 class InvalidCatalogUriError(CatalogDatabaseError, OptionError):
     """The ``uri`` option is missing or not a JDBC URI lakestore can open
-    (``jdbc:sqlite:<file>``, ``jdbc:postgresql://host:port/db``)."""
+    (``jdbc:sqlite:<file>``, ``jdbc:postgresql://host:port/db``), or, for ``metastore=hive``, not
+    a Hive Metastore address (``thrift://host:port``)."""
 
 
 class MissingDriverError(CatalogDatabaseError, OptionError):
     """The database driver ``uri`` needs is not installed (psycopg for PostgreSQL:
-    ``pip install 'lakestore[postgres]'``)."""
+    ``pip install 'lakestore[postgres]'``; the Hive Metastore client for ``metastore=hive``:
+    ``pip install 'lakestore[hive]'``)."""
 
 
 class CatalogUnreachableError(CatalogDatabaseError):
-    """The catalog database refused the connection or could not be reached (server down, wrong
-    host or port, bad credentials, unwritable SQLite file)."""
+    """The catalog database or Hive Metastore refused the connection or could not be reached
+    (server down, wrong host or port, bad credentials, unwritable SQLite file)."""
+
+
+class HiveMetastoreError(CatalogDatabaseError):
+    """The Hive Metastore refused a call (a ``MetaException``, e.g. a location it cannot create);
+    the message carries the metastore's reason."""
 
 
 class UnsupportedPaimonTypeError(UnsupportedTableError, UnsupportedTypeError):

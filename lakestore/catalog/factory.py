@@ -1,8 +1,8 @@
 """Which catalog ``lakestore.Catalog(warehouse, options=...)`` opens.
 
 As Paimon's ``CatalogFactory``, the ``metastore`` option names the implementation:
-``filesystem`` (the default: ``<warehouse>/<db>.db/<table>/``) or ``jdbc`` (Paimon's JDBC
-catalog, ``lakestore.catalog.jdbc``). The implementations are listed once, in
+``filesystem`` (the default: ``<warehouse>/<db>.db/<table>/``), ``jdbc`` (Paimon's JDBC
+catalog, ``lakestore.catalog.jdbc``), ``rest`` or ``hive`` (``lakestore.catalog.hive``). The implementations are listed once, in
 ``lakestore/catalog/__init__.py``, which fills ``METASTORES``; a new metastore (``rest``) is one
 more line there. ``Catalog.__new__`` asks ``catalog_class`` which class to build, so
 ``lakestore.Catalog(...)`` returns a ``JdbcCatalog`` (a ``Catalog`` subclass) for
@@ -23,7 +23,7 @@ DEFAULT_METASTORE = "filesystem"
 METASTORES: dict[str, type[Any]] = {}
 
 # Paimon metastores lakestore does not implement, with what to use instead
-_NOT_IMPLEMENTED = {"hive": "Hive Metastore"}
+_NOT_IMPLEMENTED: dict[str, str] = {}
 
 
 def metastore_of(options: Mapping[str, Any] | None) -> str:

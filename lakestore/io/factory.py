@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from lakestore.errors import OptionError
 from lakestore.io.fileio import FileIO, LocalFileIO, uri_scheme
 from lakestore.io.fileio import local_path as local_path  # re-exported: callers import it from here
+from lakestore.io.hive_lock import HIVE_LOCK_KEY, HiveCatalogLock, hive_lock_requested
 from lakestore.io.lock import JdbcCatalogLock, lock_enabled
 from lakestore.io.locked import LockedLocalFileIO
 from lakestore.io.s3 import S3FileIO
@@ -17,10 +18,14 @@ from lakestore.io.s3 import S3FileIO
 def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
     """``s3://``/``s3a://`` -> ``S3FileIO`` configured from ``options`` (then the AWS_* environment);
     a local path or ``file://`` -> ``LocalFileIO`` (link(2) publish; with ``lock.enabled`` it also
-    holds the catalog lock Paimon Java's commits hold, for tables both engines commit to)."""
+    holds the catalog lock Paimon Java's commits hold, for tables both engines commit to). The
+    lock is Paimon's JDBC lock, or the Hive Metastore's table lock (``lakestore.io.hive_lock``)
+    with ``lock.type=hive`` or in a ``metastore=hive`` catalog."""
     options = {str(k): str(v) for k, v in (options or {}).items()}
     text = str(uri)
     scheme = uri_scheme(text)
+    if hive_lock_requested(options):  # Paimon's HiveCatalogLock (lock.type=hive, or a metastore=hive catalog)
+        return _with_hive_lock(scheme, uri, options)
     if scheme in ("s3", "s3a"):
         return S3FileIO.from_options(options)
     if scheme in ("", "file"):
@@ -28,6 +33,17 @@ def file_io_for(uri: str, options: Mapping[str, str] | None = None) -> FileIO:
             lock = JdbcCatalogLock.from_options(options)
             return LockedLocalFileIO(lock, catalog_key=lock.options.catalog_key)
         return LocalFileIO()
+    raise OptionError(f"unsupported warehouse scheme {scheme!r} in {uri!r}: use a local path or s3://bucket/path")
+
+
+def _with_hive_lock(scheme: str, uri: str, options: Mapping[str, str]) -> FileIO:
+    lock = HiveCatalogLock.from_options(options)
+    if scheme in ("s3", "s3a"):
+        s3 = S3FileIO.from_options({**options, "lock.enabled": "false"})
+        s3.lock, s3.catalog_key = lock, HIVE_LOCK_KEY
+        return s3
+    if scheme in ("", "file"):
+        return LockedLocalFileIO(lock, catalog_key=HIVE_LOCK_KEY)
     raise OptionError(f"unsupported warehouse scheme {scheme!r} in {uri!r}: use a local path or s3://bucket/path")
 
 

@@ -290,6 +290,7 @@ IGNORED_PREFIXES: dict[str, str] = {
     "consumer.": "consumer bookkeeping of Paimon's streaming readers",
     "materialized-table.": "metadata of Flink materialized tables",
     "metadata.iceberg.rest.": "a setting of the Iceberg rest-catalog metadata storage (refused by metadata.iceberg.storage)",
+    "hive.": "a table parameter Paimon's Hive catalog mirrors into the metastore (sync-all-properties=false)",
 }
 
 # -- refused: features lakestore does not implement ------------------------------------------------------

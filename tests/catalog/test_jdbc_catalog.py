@@ -246,7 +246,7 @@ def test_typed_errors_say_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyP
         lakestore.Catalog("s3://bucket/wh", options={"metastore": "jdbc"})
     with pytest.raises(OptionError, match="Hive"):
         lakestore.Catalog(wh, options={"metastore": "hive"})
-    with pytest.raises(OptionError, match="filesystem, jdbc"):
+    with pytest.raises(OptionError, match="filesystem, hive, jdbc"):
         lakestore.Catalog(wh, options={"metastore": "glue"})
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(CatalogUnreachableError, match="writable"):

@@ -1,0 +1,118 @@
+"""Partition sync of ``metastore.partitioned-table`` tables: after each commit the Hive catalog
+adds the partitions the commit created to the metastore (``add_partitions_req``,
+``ifNotExists``) and sets the statistics of every partition it touched (``numFiles``,
+``totalSize``, ``numRows``, ``lastUpdateTime``, ``totalBuckets``, ``transient_lastDdlTime``),
+as Paimon's add-partition commit callback and ``HiveCatalog.alterPartitions`` do.
+
+A failed sync is logged, never raised: the commit has landed; the next commit of the same
+partitions syncs them again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from lakestore.catalog.hive_table import metastore_partitioned, new_partitions, partition_spec, partition_statistics
+from lakestore.io.fileio import FileIO
+from lakestore.io.hive_metastore import MetastoreClient, ttypes
+from lakestore.meta.branch import MAIN_BRANCH
+from lakestore.meta.snapshot import Snapshot
+from lakestore.table import Table
+
+log = logging.getLogger(__name__)
+
+
+class PartitionSync:
+    """Registers a table's partitions and their statistics in the metastore (picklable)."""
+
+    def __init__(self, client: MetastoreClient, database: str, table: str) -> None:
+        self.client = client
+        self.database = database
+        self.table = table
+
+    def __call__(self, table: Table, snapshots: Sequence[Snapshot]) -> None:
+        schema = table.schema
+        if not metastore_partitioned(schema) or not schema.partition_keys or not snapshots:
+            return  # tag-to-partition tables get partitions from tags, not commits
+        touched: set[str] = set()
+        for snapshot in snapshots:
+            touched.update(f.partition_path for f in table.delta_files(snapshot))
+        if not touched:
+            return
+        self.sync(table, sorted(touched), int(snapshots[-1].time_millis // 1000))
+
+    def sync(self, table: Table, paths: Sequence[str], last_update_s: int) -> None:
+        """Add ``paths`` (``dt=x/hr=y``) that hold live files and set their statistics."""
+        t = ttypes()
+        stats: dict[str, dict[str, int]] = {}
+        buckets: dict[str, set[int]] = {}
+        wanted = set(paths)
+        for f in table.live_files():
+            if f.partition_path in wanted:
+                s = stats.setdefault(f.partition_path, {"files": 0, "bytes": 0, "rows": 0})
+                s["files"] += 1
+                s["bytes"] += f.bytes
+                s["rows"] += f.rows
+                buckets.setdefault(f.partition_path, set()).add(f.bucket)
+        if not stats:
+            return
+        keys = list(table.schema.partition_keys)
+        hms_table = self.client.call("get_table_req", t.GetTableRequest(dbName=self.database, tblName=self.table)).table
+        parts = new_partitions(self.database, self.table, hms_table, sorted(stats), keys)
+        self.client.call(
+            "add_partitions_req",
+            t.AddPartitionsRequest(dbName=self.database, tblName=self.table, parts=parts, ifNotExists=True, needResult=False),
+        )
+        fixed = table.options.bucket
+        names = [_partition_name(keys, partition_spec(p)) for p in sorted(stats)]
+        got = self.client.call(
+            "get_partitions_by_names_req", t.GetPartitionsByNamesRequest(db_name=self.database, tbl_name=self.table, names=names)
+        )
+        by_values = {tuple(p.values): p for p in got.partitions or []}
+        updated = []
+        for path in sorted(stats):
+            spec = partition_spec(path)
+            partition = by_values.get(tuple(spec.get(k, "") for k in keys))
+            if partition is None:
+                continue
+            total_buckets = fixed if fixed > 0 else len(buckets[path])
+            partition.parameters = {**(partition.parameters or {}), **partition_statistics(stats[path], last_update_s, total_buckets)}
+            partition.lastAccessTime = last_update_s
+            updated.append(partition)
+        if updated:
+            self.client.call("alter_partitions", self.database, self.table, updated)
+
+
+def _partition_name(keys: Sequence[str], spec: dict[str, str]) -> str:
+    """HMS's partition name ``k1=v1/k2=v2`` (Hive's escaping of path characters)."""
+    return "/".join(f"{_escape(k)}={_escape(spec.get(k, ''))}" for k in keys)
+
+
+_UNSAFE = set("\"#%'*/:=?\\\x7f{[]^") | {chr(c) for c in range(0x20)}
+
+
+def _escape(text: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _UNSAFE else c for c in text)
+
+
+class HiveTable(Table):
+    """A table opened through the Hive catalog: its commits on the main branch sync partitions
+    to the metastore (``metastore.partitioned-table``)."""
+
+    def __init__(
+        self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None, branch: str = MAIN_BRANCH, sync: Any = None
+    ) -> None:
+        self.sync = sync
+        super().__init__(path, file_io=file_io, identifier=identifier, branch=branch)
+
+    def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
+        try:
+            super()._after_commit(snapshots)
+        finally:
+            if self.sync is not None and self.branch == MAIN_BRANCH:
+                try:
+                    self.sync(self, snapshots)
+                except Exception:
+                    log.warning("syncing the partitions of %s to the Hive Metastore failed", self.identifier, exc_info=True)
