@@ -7,7 +7,10 @@ system, Paimon Java's publish checks that ``snapshot-N`` is absent and then rena
 so a snapshot another engine published in between is replaced. Its manifest list then exists,
 no snapshot references it, and the rows it added are in no snapshot. ``check_table`` finds such
 manifest lists and the data files they add that are still on disk and referenced nowhere: the
-rows of a lost (or crashed, or still running) commit. It changes nothing.
+rows of a lost (or crashed, or still running) commit. It also validates every retained snapshot
+as the REST catalog's commit endpoint validates a new one (``lakestore.commit.validate``): paths
+outside the table, missing files, unknown schema ids, fields outside Paimon's ranges. It changes
+nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lakestore.commit.validate import SnapshotValidator, ValidatedManifests
+from lakestore.errors import CorruptMetadataError, InvalidCommitError, SnapshotNotFoundError
 from lakestore.io.factory import io_for
 from lakestore.lifecycle.files import TableFiles
 from lakestore.lifecycle.tags import retained_references
@@ -38,17 +43,27 @@ class UnreferencedCommit:
 
 
 @dataclass(frozen=True, slots=True)
+class InvalidSnapshot:
+    """A retained snapshot that ``lakestore.commit.validate`` refuses, and why."""
+
+    snapshot_id: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class TableCheck:
-    """What ``table.maintenance.check()`` found: the number of retained snapshots it looked at
-    and the commits whose rows no snapshot holds."""
+    """What ``table.maintenance.check()`` found: the number of retained snapshots it looked at,
+    the commits whose rows no snapshot holds, and the snapshots whose metadata the table cannot
+    hold (paths outside it, missing files, unknown schemas, fields out of range)."""
 
     snapshots: int
     unreferenced_commits: tuple[UnreferencedCommit, ...]
+    invalid_snapshots: tuple[InvalidSnapshot, ...] = ()
 
     @property
     def ok(self) -> bool:
-        """No unreferenced commit was found."""
-        return not self.unreferenced_commits
+        """No unreferenced commit and no invalid snapshot was found."""
+        return not self.unreferenced_commits and not self.invalid_snapshots
 
 
 def check_table(table: FileStore) -> TableCheck:
@@ -78,4 +93,20 @@ def check_table(table: FileStore) -> TableCheck:
         if paths:
             found.append(UnreferencedCommit(name, tuple(sorted(paths)), rows, status.mtime_ms))
     snapshots = len(table.snapshot_manager.list_ids())
-    return TableCheck(snapshots, tuple(sorted(found, key=lambda c: c.modified_ms)))
+    return TableCheck(snapshots, tuple(sorted(found, key=lambda c: c.modified_ms)), _invalid_snapshots(table))
+
+
+def _invalid_snapshots(table: FileStore) -> tuple[InvalidSnapshot, ...]:
+    """Every retained snapshot of the branch through the commit validation (one manifest cache:
+    each manifest is read once)."""
+    validator = SnapshotValidator(table.file_io, table.path, table.schema, cache=ValidatedManifests())
+    schema_ids = set(table.schema_manager.list_ids())
+    out = []
+    for snapshot_id in table.snapshot_manager.list_ids():
+        try:
+            validator.validate(table.snapshot_manager.get(snapshot_id), schema_ids=schema_ids)
+        except SnapshotNotFoundError:
+            continue  # expired meanwhile
+        except (InvalidCommitError, CorruptMetadataError) as exc:
+            out.append(InvalidSnapshot(snapshot_id, str(exc)))
+    return tuple(out)

@@ -108,11 +108,12 @@ class TableFolders:
             return _under(resolved, f"{root}/{area}") and resolved != f"{root}/{area}"
         return _under(resolved, root) and resolved != root
 
-    def outside(self, paths: Iterable[str], area: str = DATA) -> tuple[str, ...]:
+    def outside(self, paths: Iterable[str], area: str = DATA, *, follow_files: bool = False) -> tuple[str, ...]:
         """The paths of ``paths`` that do not lie in ``area`` of the table (``DATA``: the table
         directory but its metadata folders, or an external root; ``MANIFEST``/``STATISTICS``:
         that folder; ``INDEX``: ``index/`` or where data may be; ``METADATA``: anywhere in the
-        table directory). Directories are resolved once each."""
+        table directory). Directories are resolved once each; with ``follow_files`` a file that
+        is a symbolic link is judged by where it points (what a read of it would open)."""
         resolved_dirs: dict[str, str] = {}
         bad: list[str] = []
         for path in paths:
@@ -124,7 +125,26 @@ class TableFolders:
             directory = resolved_dirs.get(head)
             if directory is None:
                 directory = resolved_dirs[head] = resolve(head)
-            if not self._area_ok(f"{directory.rstrip('/')}/{name}", area):
+            full = f"{directory.rstrip('/')}/{name}"
+            if follow_files and uri_scheme(text) in ("", "file") and os.path.islink(full):
+                full = os.path.realpath(full)
+            if not self._area_ok(full, area):
+                bad.append(text)
+        return tuple(bad)
+
+    def external_outside(self, paths: Iterable[str]) -> tuple[str, ...]:
+        """The ``_EXTERNAL_PATH`` values of ``paths`` that lie under none of the declared
+        external roots (an external path into the table directory is not external either)."""
+        roots = self.resolved_external
+        resolved_dirs: dict[str, str] = {}
+        bad: list[str] = []
+        for path in paths:
+            text = str(path)
+            head, _, name = text.rpartition("/")
+            if head and head not in resolved_dirs:
+                resolved_dirs[head] = resolve(head)
+            full = f"{resolved_dirs[head].rstrip('/')}/{name}" if head else text
+            if not head or not is_plain_name(name) or not any(_under(full, r) and full != r for r in roots):
                 bad.append(text)
         return tuple(bad)
 

@@ -4,12 +4,16 @@ are ``RestError`` (the protocol's error body). No HTTP here (``lakestore.rest.ap
 
 Snapshot commits are serialised per table (and branch) in this process and published with
 lakestore's atomic create-if-absent (``SnapshotManager.try_publish``), so a second server or a
-direct writer on the same warehouse can never overwrite one either.
+direct writer on the same warehouse can never overwrite one either. A snapshot is published only
+once ``lakestore.commit.validate`` accepted it (every file it names inside the table and there,
+fields in Paimon's ranges, a schema the server trusts: ``lakestore.rest.schemas``); fields of a
+client's snapshot that lakestore does not know are dropped.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -21,12 +25,15 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from lakestore.catalog import Catalog, parse_identifier, split_branch
-from lakestore.errors import CorruptMetadataError, LakestoreError, SnapshotNotFoundError
+from lakestore.commit.validate import SnapshotValidator, ValidatedManifests
+from lakestore.errors import CorruptMetadataError, InvalidCommitError, LakestoreError, SnapshotNotFoundError
 from lakestore.meta.branch import MAIN_BRANCH, branch_root
 from lakestore.meta.schema import SchemaManager
+from lakestore.meta.schema_change import apply_changes
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.rest import protocol as p
 from lakestore.rest.auth import LEVELS, Principal
+from lakestore.rest.schemas import SchemaLedger
 from lakestore.rest.vending import S3CredentialVendor
 from lakestore.table import Table
 
@@ -50,6 +57,8 @@ class CatalogService:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._stats: OrderedDict[tuple[str, int], dict[str, int]] = OrderedDict()
+        self.schemas = SchemaLedger(catalog.file_io, catalog.warehouse)  # the schemas it trusts
+        self._validated = ValidatedManifests()  # manifests commits named and validation accepted
 
     # -- helpers -----------------------------------------------------------------------------
     def _lock(self, key: str) -> threading.Lock:
@@ -80,8 +89,17 @@ class CatalogService:
         return db, name, branch
 
     def _table(self, database: str, table: str) -> Table:
+        """The table at its newest schema the server trusts (``lakestore.rest.schemas``): a newer
+        schema file it did not write is not served."""
         full = f"{database}.{table}"
-        return self._guard(lambda: self.catalog.get_table(full), resource_type=p.TABLE, resource_name=full)
+        t = self._guard(lambda: self.catalog.get_table(full), resource_type=p.TABLE, resource_name=full)
+        trusted = self._guard(lambda: self.schemas.latest_trusted(t.path, t.branch), resource_type=p.TABLE, resource_name=full)
+        if trusted is None:
+            raise p.RestError(409, f"table {full} has no schema written through the server", p.TABLE, full)
+        if trusted.id != t.schema.id:
+            log.warning("table %s: schema %d was not written through the server; serving schema %d", full, t.schema.id, trusted.id)
+            t.store = dataclasses.replace(t.store, schema=trusted)
+        return t
 
     def table_id(self, table: Table) -> str:
         """A stable id: from the bytes of the first schema (kept by renames, new for a re-created table)."""
@@ -128,6 +146,7 @@ class CatalogService:
     def drop_database(self, principal: Principal, database: str) -> dict[str, Any]:
         self._require(principal, ADMIN, database)
         self._guard(lambda: self.catalog.drop_database(database, cascade=True), resource_type=p.DATABASE, resource_name=database)
+        self.schemas.forget(self.catalog.database_path(database))
         return {}
 
     def alter_database(self, principal: Principal, database: str) -> dict[str, Any]:
@@ -207,8 +226,13 @@ class CatalogService:
         def create() -> None:
             if not self.catalog.database_exists(db):
                 raise p.RestError(404, f"database {db!r} does not exist", p.DATABASE, db)
-            if not SchemaManager(self.catalog.file_io, self.catalog.table_path(full)).publish(schema):
+            path = self.catalog.table_path(full)
+            if SchemaManager(self.catalog.file_io, path).latest() is not None:
                 raise p.RestError(409, f"table {full!r} already exists", p.TABLE, full)
+            self.schemas.forget(path)  # a table of that name dropped outside the server
+            if not SchemaManager(self.catalog.file_io, path).publish(schema):
+                raise p.RestError(409, f"table {full!r} already exists", p.TABLE, full)
+            self.schemas.record(path, MAIN_BRANCH, schema.id, schema.to_json().encode())
 
         self._guard(create, resource_type=p.TABLE, resource_name=full)
         return {}
@@ -221,6 +245,7 @@ class CatalogService:
         full = f"{db}.{name}"
         with self._lock(f"{self.catalog.table_path(full)}#{MAIN_BRANCH}"):
             self._guard(lambda: self.catalog.drop_table(full), resource_type=p.TABLE, resource_name=full)
+            self.schemas.forget(self.catalog.table_path(full))
         return {}
 
     def rename_table(self, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
@@ -235,7 +260,9 @@ class CatalogService:
         self._require(principal, ADMIN, ddb, dname)
         source, target = f"{sdb}.{sname}", f"{ddb}.{dname}"
         with self._lock(f"{self.catalog.table_path(source)}#{MAIN_BRANCH}"):
+            self.schemas.trusted(self.catalog.table_path(source))  # adopted before it moves, if new
             self._guard(lambda: self.catalog.rename_table(source, target), resource_type=p.TABLE, resource_name=source)
+            self.schemas.move(self.catalog.table_path(source), self.catalog.table_path(target))
         return {}
 
     def alter_table(self, principal: Principal, database: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -243,8 +270,19 @@ class CatalogService:
         self._require(principal, ADMIN, db, name)
         changes = p.changes_from_json(body.get("changes"))
         full = f"{database}.{table}"
-        self._table(database, table)
-        self._guard(lambda: self.catalog.alter_table(full, changes), resource_type=p.TABLE, resource_name=full)
+        t = self._table(database, table)
+        with self._lock(f"{t.path}#{t.branch}#schema"):
+            current = t.schema  # the newest trusted schema
+            if t.schema_manager.list_ids()[-1] != current.id:
+                foreign = f"table {full} holds a schema file not written through the server (after schema {current.id})"
+                raise p.RestError(409, foreign, p.TABLE, full)
+            expected = self._guard(lambda: apply_changes(current, changes), resource_type=p.TABLE, resource_name=full)
+            self._guard(lambda: self.catalog.alter_table(full, changes), resource_type=p.TABLE, resource_name=full)
+            written = t.file_io.read_bytes(t.schema_manager.path(expected.id))
+            landed = t.schema_manager.get(expected.id)
+            if dataclasses.replace(landed, time_millis=expected.time_millis) != expected:
+                raise p.RestError(409, f"table {full}: schema {expected.id} changed concurrently; alter it again", p.TABLE, full)
+            self.schemas.record(t.path, t.branch, expected.id, written)
         return {}
 
     def table_token(self, principal: Principal, database: str, table: str) -> dict[str, Any]:
@@ -329,9 +367,12 @@ class CatalogService:
         return {"snapshots": [by_id[int(i)].to_dict() for i in items], "nextPageToken": token}
 
     def commit(self, principal: Principal, database: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Publish the client's snapshot iff it is based on the latest one (its uuid) and names
-        the next id; ``success: false`` asks the client to retry on the new latest. A retried
-        request whose snapshot landed already answers ``success: true`` again."""
+        """Publish the client's snapshot iff it is based on the latest one (its uuid), names
+        the next id and passes ``lakestore.commit.validate`` (else 400, nothing published);
+        ``success: false`` asks the client to retry on the new latest. A retried request whose
+        snapshot landed already answers ``success: true`` again. Fields lakestore does not know
+        are dropped: the parent-carrying rule for other engines' metadata is no licence for a
+        client to make the server write what it cannot check."""
         db, name, branch = self._names(database, table)
         self._require(principal, WRITE, db, name)
         full = f"{database}.{table}"
@@ -344,6 +385,9 @@ class CatalogService:
             snapshot = Snapshot.from_dict(raw, source="the commit request")
         except CorruptMetadataError as exc:
             raise p.bad_request(str(exc)) from exc
+        if snapshot.unknown_fields:
+            log.info("commit to %s: dropped unknown snapshot fields %s", full, sorted(snapshot.unknown_fields)[:10])
+            snapshot = dataclasses.replace(snapshot, unknown_fields={})
         base_uuid = p.field(body, "baseSnapshotUuid", str, required=False)
         root = branch_root(t.path, branch)
         snapshots = SnapshotManager(t.file_io, root)
@@ -366,15 +410,15 @@ class CatalogService:
         return {"success": True}
 
     def _check_commit_files(self, t: Table, root: str, snapshot: Snapshot) -> None:
-        """Refuse a snapshot whose schema or manifest lists are not there (nothing is written)."""
-        if snapshot.schema_id not in SchemaManager(t.file_io, root).list_ids():
-            raise p.bad_request(f"snapshot names schema {snapshot.schema_id}, which the table does not have")
-        lists = [snapshot.base_manifest_list, snapshot.delta_manifest_list, snapshot.changelog_manifest_list, snapshot.index_manifest]
-        for name in filter(None, lists):
-            if "/" in name or name.startswith("."):
-                raise p.bad_request(f"manifest file name {name!r} is not a file name")
-            if not t.file_io.exists(f"{t.path}/manifest/{name}"):  # a branch's manifests live there too
-                raise p.bad_request(f"manifest file {name!r} does not exist: write the table's files before committing")
+        """Refuse (400, nothing written) a snapshot ``lakestore.commit.validate`` refuses, or one
+        naming a schema the server did not write or adopt (``lakestore.rest.schemas``)."""
+        trusted = {i for i in self.schemas.trusted(t.path, t.branch) if self.schemas.is_trusted(t.path, t.branch, i)}
+        try:
+            SnapshotValidator(t.file_io, t.path, t.schema, cache=self._validated).validate(snapshot, schema_ids=trusted)
+        except InvalidCommitError as exc:
+            raise p.bad_request(str(exc)) from exc
+        except (CorruptMetadataError, OSError) as exc:
+            raise p.bad_request(f"snapshot {snapshot.id} cannot be validated: {type(exc).__name__}") from exc
 
     def rollback(self, principal: Principal, database: str, table: str, body: dict[str, Any]) -> dict[str, Any]:
         db, name, branch = self._names(database, table)
@@ -512,6 +556,7 @@ class CatalogService:
         branch = p.field(body, "branch", str)
         tag = p.field(body, "fromTag", str, required=False)
         self._guard(lambda: t.manage.create_branch(branch, tag=tag), resource_type=p.BRANCH, resource_name=branch)
+        self.schemas.adopt(t.path, branch)  # the server wrote them: copies of schemas it trusts
         return {}
 
     def drop_branch(self, principal: Principal, database: str, table: str, branch: str) -> dict[str, Any]:
@@ -519,6 +564,7 @@ class CatalogService:
         self._require(principal, WRITE, db, name)
         t = self._table(database, table)
         self._guard(lambda: t.manage.delete_branch(branch), resource_type=p.BRANCH, resource_name=branch)
+        self.schemas.forget(t.path, branch)
         return {}
 
     def fast_forward(self, principal: Principal, database: str, table: str, branch: str) -> dict[str, Any]:
@@ -526,5 +572,9 @@ class CatalogService:
         self._require(principal, WRITE, db, name)
         t = self._table(database, table)
         with self._lock(f"{t.path}#{MAIN_BRANCH}"):
+            branch_schemas = SchemaManager(t.file_io, branch_root(t.path, branch)).list_ids()
+            if not all(self.schemas.is_trusted(t.path, branch, i) for i in branch_schemas):
+                raise p.RestError(409, f"branch {branch!r} holds a schema file not written through the server", p.BRANCH, branch)
             self._guard(lambda: t.manage.fast_forward(branch), resource_type=p.BRANCH, resource_name=branch)
+            self.schemas.adopt(t.path, MAIN_BRANCH)  # main's schemas are now the branch's copies
         return {}
