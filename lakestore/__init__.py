@@ -8,6 +8,7 @@ os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
 
 from lakestore.catalog import Catalog  # noqa: E402 - after the allocator setting
 from lakestore.commit.commit import TableCommit
+from lakestore.commit.protocol import CommitId, CommitOutcome
 from lakestore.errors import (
     AuthError,
     BranchError,
@@ -23,6 +24,7 @@ from lakestore.errors import (
     DataFileMissingError,
     HiveMetastoreError,
     InvalidCatalogUriError,
+    InvalidCommitError,
     InvalidIdentifierError,
     InvalidTagNameError,
     LakestoreError,
@@ -32,6 +34,7 @@ from lakestore.errors import (
     NullKeyError,
     OptionError,
     PartitionValueError,
+    PathOutsideTableError,
     RestCatalogAccessError,
     SchemaChangeError,
     SchemaMismatchError,
@@ -66,6 +69,8 @@ from lakestore.meta.tag import Tag
 from lakestore.read.changes import StreamScan
 from lakestore.read.predicate import Predicate, col
 from lakestore.read.scan import Split
+from lakestore.scan import ScanSpec, TableScan
+from lakestore.store import FileStore
 from lakestore.table import Table
 from lakestore.write.table_write import TableWrite
 
@@ -82,7 +87,9 @@ __all__ = [
     "CatalogUnreachableError",
     "CommitConflictError",
     "CommitError",
+    "CommitId",
     "CommitMessage",
+    "CommitOutcome",
     "CommitRetriesExhaustedError",
     "CorruptMetadataError",
     "DataFileMissingError",
@@ -91,9 +98,11 @@ __all__ = [
     "DropColumn",
     "ExpireResult",
     "FileInfo",
+    "FileStore",
     "HiveMetastoreError",
     "IndexFileInfo",
     "InvalidCatalogUriError",
+    "InvalidCommitError",
     "InvalidIdentifierError",
     "InvalidTagNameError",
     "LakestoreError",
@@ -104,10 +113,12 @@ __all__ = [
     "OptionError",
     "OrphanResult",
     "PartitionValueError",
+    "PathOutsideTableError",
     "Predicate",
     "RemoveOption",
     "RenameColumn",
     "RestCatalogAccessError",
+    "ScanSpec",
     "SchemaChange",
     "SchemaChangeError",
     "SchemaMismatchError",
@@ -123,6 +134,7 @@ __all__ = [
     "TableMaintenance",
     "TableManagement",
     "TableNotFoundError",
+    "TableScan",
     "TableWrite",
     "Tag",
     "TagAlreadyExistsError",

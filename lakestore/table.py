@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import logging
 import uuid
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
@@ -66,6 +67,28 @@ _SCAN_OPTION_KEYS = (
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
+
+
+# Methods that moved from ``Table`` into its namespaces: name -> the namespace that has it now.
+_MOVED_METHODS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "create_tag",
+            "delete_tag",
+            "rename_tag",
+            "tags",
+            "branches",
+            "create_branch",
+            "delete_branch",
+            "fast_forward",
+            "rollback_to",
+            "consumers",
+            "reset_consumer",
+        ),
+        "manage",
+    ),
+    **dict.fromkeys(("expire_snapshots", "expire_partitions", "remove_orphan_files", "check"), "maintenance"),
+}
 
 
 class Table:
@@ -205,6 +228,22 @@ class Table:
         ``.fast_forward("dev")``, ``.rollback_to(tag="v1")``, ``.reset_consumer(...)``
         (``lakestore.manage``)."""
         return TableManagement(self.store, open_branch=self.on_branch, iceberg_sources=self._iceberg_sources)
+
+    if not TYPE_CHECKING:  # type checkers keep flagging unknown attributes (and the moved names)
+
+        def __getattr__(self, name: str) -> Any:
+            """The methods that moved into ``table.manage`` / ``table.maintenance`` (0.x releases
+            had them on ``Table``) still answer, with a ``DeprecationWarning`` naming the new place,
+            for one minor release."""
+            namespace = _MOVED_METHODS.get(name)
+            if namespace is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            warnings.warn(
+                f"Table.{name} is deprecated and will be removed in the next minor release: use table.{namespace}.{name}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(getattr(self, namespace), name)
 
     def manifests(self) -> ManifestStore:
         """The table's manifest store; one per Table so parsed manifests (immutable) stay cached

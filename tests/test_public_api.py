@@ -41,6 +41,28 @@ def test_schema_changes_and_scan_types_are_exported():
         assert getattr(lakestore, name) is getattr(lakestore.meta.schema_change, name)
     assert lakestore.Split.__module__ == "lakestore.read.scan"
     assert lakestore.StreamScan.__module__ == "lakestore.read.changes"
+    # the types callers receive from table.scan(), table.store and the commit protocol
+    assert lakestore.TableScan.__module__ == "lakestore.scan.table_scan" and lakestore.ScanSpec.__module__ == "lakestore.scan.table_scan"
+    assert lakestore.FileStore.__module__ == "lakestore.store" and lakestore.CommitId.__module__ == "lakestore.commit.protocol"
     assert sorted(lakestore.__all__) == lakestore.__all__ and len(set(lakestore.__all__)) == len(lakestore.__all__)
     for name in lakestore.__all__:
         assert hasattr(lakestore, name), name
+
+
+def test_methods_that_moved_into_the_namespaces_still_answer_with_a_deprecation(tmp_path):
+    import pyarrow as pa
+    import pytest
+
+    catalog = lakestore.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=pa.schema([pa.field("id", pa.int64(), nullable=False)]), primary_keys=["id"])
+    table.write_arrow(pa.table({"id": [1, 2]}))
+    with pytest.warns(DeprecationWarning, match=r"Table\.create_tag is deprecated .* use table\.manage\.create_tag"):
+        table.create_tag("v1")
+    with pytest.warns(DeprecationWarning, match=r"use table\.manage\.tags"):
+        assert [t.name for t in table.tags()] == ["v1"]
+    assert [t.name for t in table.manage.tags()] == ["v1"]  # the new place saw the old call's tag
+    with pytest.warns(DeprecationWarning, match=r"use table\.maintenance\.check"):
+        assert table.check() == table.maintenance.check()
+    with pytest.raises(AttributeError, match="no attribute 'create_tags'"):
+        table.create_tags  # noqa: B018 - a misspelt name is still an AttributeError
