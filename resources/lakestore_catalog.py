@@ -21,15 +21,12 @@ def default_warehouse() -> str:
     return os.environ.get("LAKESTORE_WAREHOUSE") or str(PROJECT_ROOT / "warehouse")
 
 
-class LakestoreResource(dg.ConfigurableResource):
-    """Opens the warehouse catalog. Bucket count and snapshot retention apply to the main tables
-    when they are first created (they become table options)."""
+class LakestoreCatalogSettings(dg.ConfigurableResource):
+    """The catalog settings every lakestore resource shares: where the warehouse is, which
+    metastore holds its tables, the S3 credentials and the commit lock. ``LakestoreResource`` and
+    ``PaimonIOManager`` both inherit them, so one set of values configures both."""
 
     warehouse: str = Field(default_factory=default_warehouse, description="Warehouse root directory")
-    buckets: int = Field(default=2, description="Fixed bucket count of orders and lineitem")
-    snapshots_retained_min: int = Field(default=10, description="snapshot.num-retained.min of the main tables")
-    snapshots_retained_max: int = Field(default=40, description="snapshot.num-retained.max of the main tables")
-    snapshot_time_retained: str = Field(default="1 h", description="snapshot.time-retained of the main tables")
     s3_endpoint: str = Field(default="", description="S3 endpoint URL (s3:// warehouses; empty: AWS_* environment)")
     s3_access_key: str = Field(default="", description="S3 access key")
     s3_secret_key: str = Field(default="", description="S3 secret key")
@@ -73,7 +70,23 @@ class LakestoreResource(dg.ConfigurableResource):
         return str(Path(self.warehouse).resolve())
 
     def open(self) -> lakestore.Catalog:
+        """The catalog these settings name (a new ``lakestore.Catalog`` each call).
+
+        Raises:
+            ValueError: ``catalog_uri`` and ``lock_uri`` differ for a jdbc catalog.
+            OptionError: a metastore lakestore does not implement.
+        """
         return lakestore.Catalog(self.warehouse_uri(), options=self.catalog_options())
+
+
+class LakestoreResource(LakestoreCatalogSettings):
+    """Opens the warehouse catalog. Bucket count and snapshot retention apply to the main tables
+    when they are first created (they become table options)."""
+
+    buckets: int = Field(default=2, description="Fixed bucket count of orders and lineitem")
+    snapshots_retained_min: int = Field(default=10, description="snapshot.num-retained.min of the main tables")
+    snapshots_retained_max: int = Field(default=40, description="snapshot.num-retained.max of the main tables")
+    snapshot_time_retained: str = Field(default="1 h", description="snapshot.time-retained of the main tables")
 
     def lifecycle_options(self) -> dict[str, str]:
         return {
