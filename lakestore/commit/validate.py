@@ -62,6 +62,12 @@ def _invalid(snapshot: Snapshot, reason: str) -> InvalidCommitError:
     return InvalidCommitError(f"snapshot {snapshot.id}: {reason}")
 
 
+def _shown(table_path: str, paths: Iterable[str]) -> list[str]:
+    """At most five paths, relative to the table when in it (messages name no server path)."""
+    prefix = table_path.rstrip("/") + "/"
+    return [p[len(prefix) :] if p.startswith(prefix) else p for p in list(paths)[:5]]
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -232,14 +238,16 @@ class SnapshotValidator:
         external = [e.file.external_path for e in entries if e.file.external_path is not None]
         bad = self.folders.external_outside(external)
         if bad:
-            raise _invalid(snapshot, f"manifest {manifest!r} names external paths outside data-file.external-paths: {list(bad[:5])!r}")
+            raise _invalid(
+                snapshot, f"manifest {manifest!r} names external paths outside data-file.external-paths: {_shown(self.table_path, bad)!r}"
+            )
         try:
             paths = [p for e in entries for p in self.paths.entry_paths(e)]
         except CorruptMetadataError as exc:
             raise _invalid(snapshot, f"manifest {manifest!r} holds a partition the table cannot decode ({exc.reason})") from exc
         bad = self.folders.outside(paths, DATA)
         if bad:
-            raise _invalid(snapshot, f"manifest {manifest!r} names files outside the table: {list(bad[:5])!r}")
+            raise _invalid(snapshot, f"manifest {manifest!r} names files outside the table: {_shown(self.table_path, bad)!r}")
 
     def _require_existing(self, snapshot: Snapshot, source: str, paths: Iterable[str], area: str = DATA) -> None:
         """The files must exist and, links followed, lie in the table (a read opens them)."""
@@ -248,7 +256,7 @@ class SnapshotValidator:
             return
         bad = self.folders.outside(listed, area, follow_files=True)
         if bad:
-            raise _invalid(snapshot, f"{source!r} names files that are links out of the table: {list(bad[:5])!r}")
+            raise _invalid(snapshot, f"{source!r} names files that are links out of the table: {_shown(self.table_path, bad)!r}")
         missing = [p for p in listed if not io_for(self.file_io, p, self.options).exists(p)]
         if missing:
             shown = [p.rsplit("/", 1)[-1] for p in missing[:5]]
@@ -270,7 +278,7 @@ class SnapshotValidator:
         paths = [index_file_path(self.table_path, e.index_file.file_name, e.index_file.external_path) for e in entries]
         bad = self.folders.outside(paths, INDEX)
         if bad:
-            raise _invalid(snapshot, f"indexManifest {name!r} names files outside the table: {list(bad[:5])!r}")
+            raise _invalid(snapshot, f"indexManifest {name!r} names files outside the table: {_shown(self.table_path, bad)!r}")
         live = [p for e, p in zip(entries, paths, strict=True) if e.kind == INDEX_ADD]
         self._require_existing(snapshot, name, live, INDEX)
 

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from lakestore.catalog import Catalog, parse_identifier, split_branch
 from lakestore.commit.validate import SnapshotValidator, ValidatedManifests
-from lakestore.errors import CorruptMetadataError, InvalidCommitError, LakestoreError, SnapshotNotFoundError
+from lakestore.errors import CorruptMetadataError, InvalidCommitError, LakestoreError, PathOutsideTableError, SnapshotNotFoundError
 from lakestore.meta.branch import MAIN_BRANCH, branch_root
 from lakestore.meta.schema import SchemaManager
 from lakestore.meta.schema_change import apply_changes
@@ -78,6 +78,9 @@ class CatalogService:
     def _guard(call: Callable[[], T], *, resource_type: str | None = None, resource_name: str | None = None) -> T:
         try:
             return call()
+        except PathOutsideTableError as exc:  # hostile or damaged metadata: nothing was deleted
+            message = f"the table's metadata names {len(exc.paths)} file(s) outside the table; nothing was deleted"
+            raise p.RestError(409, message, resource_type, resource_name) from exc
         except LakestoreError as exc:
             raise p.from_lakestore(exc, resource_type=resource_type, resource_name=resource_name) from exc
 
