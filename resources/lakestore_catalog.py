@@ -35,14 +35,21 @@ class LakestoreCatalogSettings(dg.ConfigurableResource):
     lock_user: str = Field(default="", description="User of the commit lock's database")
     lock_password: str = Field(default="", description="Password of the commit lock's database")
     metastore: str = Field(
-        default="filesystem", description="Catalog kind: 'filesystem', 'jdbc' (Paimon's JDBC catalog) or 'rest' (a REST catalog server)"
+        default="filesystem",
+        description="Catalog kind: 'filesystem', 'jdbc' (Paimon's JDBC catalog), 'rest' (a REST catalog server), 'hive' (a Hive Metastore)",
     )
     catalog_uri: str = Field(
         default="",
-        description="JDBC URI of the jdbc catalog (empty: the lock's URI, else SQLite in the warehouse); http(s) URI of a rest catalog",
+        description="JDBC URI of the jdbc catalog (empty: the lock's URI, else SQLite in the warehouse); http(s) URI of a rest catalog;"
+        " thrift://host:port of a hive catalog's metastore",
     )
     catalog_key: str = Field(default="", description="Paimon's catalog-key of the jdbc catalog (empty: 'jdbc')")
     catalog_token: str = Field(default="", description="Bearer token of a rest catalog (use dg.EnvVar)")
+    catalog_extra_options: dict[str, str] = Field(
+        default_factory=dict,
+        description="Further catalog options, passed as they are (e.g. hive-conf-dir, location-in-properties, lock.enabled); "
+        "they override the fields above",
+    )
 
     def catalog_options(self) -> dict[str, str]:
         """The catalog options (S3, lock) these fields set; also usable as ``format("paimon")`` options."""
@@ -61,6 +68,7 @@ class LakestoreCatalogSettings(dg.ConfigurableResource):
             given.update({"metastore": self.metastore, "catalog-key": self.catalog_key, "token": self.catalog_token})
             if self.catalog_uri:
                 given["uri"] = self.catalog_uri
+        given.update(self.catalog_extra_options)
         return {k: v for k, v in given.items() if v}
 
     def warehouse_uri(self) -> str:
