@@ -19,8 +19,8 @@
     lakestore -w /wh delete-branch db.orders NAME
     lakestore -w /wh fast-forward db.orders NAME
     lakestore -w /wh -o metastore=jdbc -o uri=jdbc:postgresql://host/db -o jdbc.user=u tables   Paimon's JDBC catalog
-    lakestore serve --warehouse /wh [--host H --port P --auth-db D]   Paimon REST catalog server
-    lakestore serve-admin --warehouse /wh (add-principal|issue-token|grant|revoke|revoke-token|list) ...
+    lakestore serve --warehouse /wh [--host H --port P --auth-db D --init]   Paimon REST catalog server
+    lakestore serve-admin --warehouse /wh (init|add-principal|remove-principal|issue-token|grant|revoke|revoke-token|list) ...
 
 Human-readable tables by default, ``--json`` for machines (one JSON document on stdout).
 Progress goes to stderr. Exit codes: 0 ok, 1 error, 2 usage, 3 not found.
