@@ -299,7 +299,8 @@ class CatalogService:
             return {"token": {}, "expiresAtMillis": int(time.time() * 1000) + TOKEN_LIFETIME_MS}
         write = principal.level(db, name) >= WRITE
         try:
-            token, expires = self.vendor.vend(t.path, write=write, principal=principal.name)
+            data_directory = t.schema.options.get("data-file.path-directory")
+            token, expires = self.vendor.vend(t.path, write=write, principal=principal.name, data_directory=data_directory)
         except LakestoreError as exc:
             raise p.from_lakestore(exc, resource_type=p.TABLE, resource_name=f"{database}.{table}") from exc
         except Exception as exc:  # STS refused or is unreachable: no detail (nothing secret leaks)
@@ -495,7 +496,7 @@ class CatalogService:
         specs = body.get("partitionSpecs")
         if not isinstance(specs, list) or not specs:
             raise p.bad_request("partitionSpecs must be a non-empty list")
-        checked = [p.string_map(s, "a partition spec") for s in specs]
+        checked = [p.partition_spec(s) for s in specs]
         with self._lock(f"{t.path}#{branch}"):
             self._guard(lambda: t.drop_partitions(checked), resource_type=p.TABLE, resource_name=f"{database}.{table}")
         return {}
