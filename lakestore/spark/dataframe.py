@@ -3,7 +3,8 @@ use it with a ``Table`` in hand (passing the table's reference, the typed overwr
 JSON documents, ``lakestore.spark.job``, not their string forms), and ``distribute`` gives a
 table's rows one Spark partition per (partition, bucket) writer slot (the bucket hash runs in
 Spark SQL for fixed-width keys, else in an Arrow UDF over the partition and bucket keys only, so
-the other columns never cross to Python before the write).
+the other columns never cross to Python before the write; pyspark 4.0 has no Arrow UDFs, and there
+one ``mapInArrow`` pass adds the slot: ``lakestore.spark.compat``).
 
 Credentials never go into the DataFrame's options: Spark's processes read them from their
 environment (``AWS_*``, ``PGPASSWORD``, ``LAKESTORE_REST_TOKEN``; ``spark.executorEnv.*`` on a
@@ -23,7 +24,6 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from lakestore import errors
 from lakestore.commit.commit import Overwrite
@@ -32,7 +32,7 @@ from lakestore.format.bucket import compute_buckets
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.read.predicate import Predicate
 from lakestore.scan import scan_spec
-from lakestore.spark import bucket_sql
+from lakestore.spark import bucket_sql, compat
 from lakestore.spark.options import (
     BUCKET_COLUMN,
     COMMIT_IDENTIFIER,
@@ -68,7 +68,11 @@ def default_parallelism(spark: SparkSession) -> int:
 
 
 def bucket_column(table: Table) -> Column:
-    """A Spark column with each row's bucket in ``table`` (fixed-bucket tables), from the bucket keys only."""
+    """A Spark column with each row's bucket in ``table`` (fixed-bucket tables), from the bucket keys only.
+
+    Raises:
+        OptionError: pyspark 4.0, which has no Arrow UDFs (``distribute`` adds the bucket there).
+    """
     schema = table.schema
     buckets = schema.core_options().bucket
     keys = list(schema.bucket_keys)
@@ -81,8 +85,7 @@ def bucket_column(table: Table) -> Column:
         cast = [c.cast(t) for c, t in zip(columns, arrow_types, strict=True)]
         return pa.array(compute_buckets(types, cast, buckets, function), type=pa.int32())
 
-    udf = F.arrow_udf(assign, T.IntegerType())  # type: ignore[call-overload]
-    return udf(*[F.col(k) for k in keys])
+    return compat.arrow_udf(assign, T.IntegerType())(*[F.col(k) for k in keys])
 
 
 def _spark_int_hash(values: np.ndarray) -> np.ndarray:
@@ -131,10 +134,11 @@ def _partition_codes(columns: Sequence[pa.Array], rows: int) -> np.ndarray:
     return codes
 
 
-def writer_column(table: Table, tasks: int) -> Column:
-    """Each row's writer slot as a Spark hash key: every (partition, bucket) of ``table`` maps to
-    one slot, and the groups spread evenly over ``tasks`` slots (buckets of one partition take
-    consecutive slots), from the partition and bucket keys only."""
+def with_writer_column(df: DataFrame, table: Table, tasks: int) -> DataFrame:
+    """``df`` plus ``BUCKET_COLUMN``, each row's writer slot as a Spark hash key: every
+    (partition, bucket) of ``table`` maps to one slot, and the groups spread evenly over ``tasks``
+    slots (buckets of one partition take consecutive slots), computed on Arrow arrays of the
+    partition and bucket keys (``compat.with_arrow_column``)."""
     schema = table.schema
     buckets = schema.core_options().bucket
     part_keys = list(schema.partition_keys)
@@ -152,8 +156,7 @@ def writer_column(table: Table, tasks: int) -> Column:
         slot = np.mod(_partition_codes([by_name[k] for k in part_keys], len(bucket)) + bucket, tasks)
         return pa.array(keys[slot], type=pa.int32())
 
-    udf = F.arrow_udf(assign, T.IntegerType())  # type: ignore[call-overload]
-    return udf(*[F.col(n) for n in names])
+    return compat.with_arrow_column(df, BUCKET_COLUMN, assign, names, T.IntegerType())
 
 
 def _with_writer_slots(df: DataFrame, table: Table, tasks: int) -> DataFrame:
@@ -164,7 +167,7 @@ def _with_writer_slots(df: DataFrame, table: Table, tasks: int) -> DataFrame:
     bucket_keys = list(schema.bucket_keys)
     types = schema.types_of(bucket_keys)
     if buckets > 0 and not bucket_sql.supported(types, schema.core_options().get("bucket-function.type")):
-        return df.withColumn(BUCKET_COLUMN, writer_column(table, tasks))
+        return with_writer_column(df, table, tasks)
     if buckets > 0:
         df = bucket_sql.with_bucket(df, bucket_keys, types, buckets, BUCKET_COLUMN)
         bucket = F.col(BUCKET_COLUMN).cast("bigint")
@@ -185,7 +188,8 @@ def distribute(df: DataFrame, table: Table, *, tasks: int | None = None) -> Data
     partition is in one Spark partition (its task assigns the buckets of the partition's keys);
     unchanged for bucket-unaware append tables, where any task may write anywhere. One shuffle;
     the bucket hash runs in Spark SQL for integer/date/boolean bucket keys, else in an Arrow UDF
-    over the partition and bucket keys only."""
+    over the partition and bucket keys only (on pyspark 4.0, which has none, one ``mapInArrow``
+    pass: ``lakestore.spark.compat``)."""
     if not needs_single_writer(table):
         return df
     tasks = max(1, tasks or default_parallelism(df.sparkSession))
@@ -196,7 +200,7 @@ def distribute(df: DataFrame, table: Table, *, tasks: int | None = None) -> Data
 def _check_schema(df: DataFrame, table: Table) -> None:
     """Reject missing/extra columns and impossible casts on the driver, with lakestore's errors
     (value-dependent problems, e.g. a null key or an overflowing cast, surface from the tasks)."""
-    conform(to_arrow_schema(df.schema, timezone="UTC").empty_table(), table.schema)
+    conform(compat.to_arrow_schema(df.schema).empty_table(), table.schema)
 
 
 def write_dataframe(

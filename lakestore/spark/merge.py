@@ -26,7 +26,6 @@ from typing import Literal
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 
 from lakestore import errors
 from lakestore.commit.protocol import CommitId, find_landed
@@ -34,6 +33,7 @@ from lakestore.dml.checks import check_deletable, check_row_kinds_kept, check_up
 from lakestore.format.kv import DELETE, INSERT, UPDATE_AFTER
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lakestore.spark import compat
 from lakestore.spark.dataframe import distribute, executor_environments, read_dataframe
 from lakestore.spark.options import (
     COMMIT_IDENTIFIER,
@@ -185,7 +185,7 @@ def _check_columns(df: DataFrame, schema: TableSchema, name: str, *, written: bo
     """Refuse a ``df`` without the key, with unknown, duplicate or uncastable columns, or (when
     its rows are written) lacking columns outside partial-update (``fill_missing_columns``, as
     ``Table.upsert``); returns the table's columns ``df`` lacks."""
-    given = to_arrow_schema(df.schema, timezone="UTC")
+    given = compat.to_arrow_schema(df.schema)
     duplicates = sorted({n for n in given.names if given.names.count(n) > 1})
     if duplicates:
         raise errors.SchemaMismatchError(f"{name}: the DataFrame has duplicate columns {duplicates}")

@@ -39,6 +39,7 @@ tasks wrote the same bucket of such a table is refused.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -49,7 +50,6 @@ from pyspark.sql.datasource import (
     DataSourceReader,
     DataSourceStreamReader,
     DataSourceStreamWriter,
-    Filter,
     InputPartition,
     WriterCommitMessage,
 )
@@ -57,6 +57,7 @@ from pyspark.sql.types import StructType
 
 from lakestore.read.predicate import Predicate
 from lakestore.scan import StoreScan, TableScan
+from lakestore.spark import compat
 from lakestore.spark.options import (
     MAX_PARTITIONS,
     SOURCE_NAME,
@@ -86,7 +87,10 @@ from lakestore.spark.tasks import (
 )
 from lakestore.spark.types import spark_schema
 
-FILTER_PUSHDOWN = "spark.sql.python.filterPushdown.enabled"
+if TYPE_CHECKING:
+    from pyspark.sql.datasource import Filter  # pyspark 4.1 (lakestore.spark.compat.FILTER_PUSHDOWN)
+
+FILTER_PUSHDOWN = compat.FILTER_PUSHDOWN_SETTING
 # Session setting naming the lakestore source class registered as "paimon" in the session (the
 # data source registry is per session, as settings are).
 REGISTERED = "spark.lakestore.datasource"
@@ -130,7 +134,8 @@ class PaimonReader(DataSourceReader):
 
 class PaimonFilteringReader(PaimonReader):
     """The reader with Spark's filter pushdown (``register(spark, filter_pushdown=True)``):
-    PySpark refuses a reader that has ``pushFilters`` while the session's pushdown is off."""
+    PySpark refuses a reader that has ``pushFilters`` while the session's pushdown is off, and
+    pyspark 4.0 pushes no filters (``lakestore.spark.compat``)."""
 
     def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 - Spark's name
         pushable = pushable_columns(job_table(self.ref, self.job).schema)
@@ -204,6 +209,10 @@ class PaimonDataSource(DataSource):
         return PaimonStreamReader(self.options, schema)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802 - Spark's name
+        """Raises:
+        OptionError: pyspark 4.0 (no Arrow stream writer: ``lakestore.spark.compat``), or a
+            missing ``commit-user``."""
+        compat.require_stream_writer()
         return PaimonStreamWriter(self.options, overwrite)
 
 
@@ -225,9 +234,14 @@ def register(spark: SparkSession, *, filter_pushdown: bool = False) -> None:
     default: Spark 4.3 keeps the read planned for one query's pushed filters on the relation, so a
     DataFrame queried again without filters (``df.count()`` after ``df.where(...).count()``)
     would return the filtered rows. Without it Spark applies every filter itself (exact, with no
-    pruning); ``read_dataframe(filter=...)`` prunes safely, the filter being part of the relation."""
+    pruning); ``read_dataframe(filter=...)`` prunes safely, the filter being part of the relation.
+
+    Raises:
+        OptionError: ``filter_pushdown`` on pyspark 4.0, which pushes no filters into Python data
+            sources (``lakestore.spark.compat``).
+    """
     source = PaimonPushdownDataSource if filter_pushdown else PaimonDataSource
-    spark.conf.set(FILTER_PUSHDOWN, "true" if filter_pushdown else "false")
+    compat.set_filter_pushdown(spark, filter_pushdown)
     if spark.conf.get(REGISTERED, None) == source.__name__:
         return
     spark.dataSource.register(source)

@@ -8,7 +8,8 @@ Paimon's Spark connector names it, so the row kinds are never silently dropped).
 ``start`` ("full": the table at the first batch's snapshot as +I rows, then changes; "latest":
 only new snapshots), ``snapshot-id`` (changes from that snapshot on), ``consumer-id`` (resumes
 from the consumer's stored position, records it as batches complete, and protects the snapshots
-it still needs from expiration), ``max-snapshots-per-trigger``. A consumer's position is recorded when Spark confirms a batch's
+it still needs from expiration), ``max-snapshots-per-trigger`` (pyspark >= 4.3, whose stream readers
+take read limits; refused with ``OptionError`` before). A consumer's position is recorded when Spark confirms a batch's
 offsets, which happens when it plans the next batch: a new query with the same consumer id may
 see the last batch of a stopped one again (the query's checkpoint resumes exactly).
 
@@ -16,7 +17,10 @@ Writing: each micro-batch is one commit with the batch id as commit identifier u
 ``commit-user`` option (required: it must stay the same across restarts of the query), so a
 restarted query that replays a batch whose commit already landed commits nothing and deletes the
 replay's files. A query opens its table once per Python worker (``job_table``): it writes with
-the schema the table had when the query started, as Paimon's streaming writers do.
+the schema the table had when the query started, as Paimon's streaming writers do. pyspark 4.0
+has no Arrow stream writer: there ``writeStream.format("paimon")`` is refused with ``OptionError``
+(``lakestore.spark.compat``), and ``foreachBatch`` with ``write_dataframe(batch, table,
+commit_user=..., commit_identifier=batch_id)`` commits each micro-batch exactly once instead.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import DataSourceStreamArrowWriter, DataSourceStreamReader, InputPartition, WriterCommitMessage
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition, WriterCommitMessage
 from pyspark.sql.types import StructType
 
 from lakestore import errors
 from lakestore.commit.protocol import CommitId
 from lakestore.meta.consumer import ConsumerManager
+from lakestore.spark import compat
 from lakestore.spark.options import (
     COMMIT_USER,
     CONSUMER_ID,
@@ -57,9 +62,18 @@ def changelog_requested(options: Mapping[str, str]) -> bool:
 
 
 class PaimonStreamReader(DataSourceStreamReader):
+    """A stream read of a table's changes (see the module docstring).
+
+    Raises:
+        OptionError: no ``read.changelog=true``, or ``max-snapshots-per-trigger`` on a pyspark
+            before 4.3 (``lakestore.spark.compat``).
+    """
+
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         if not changelog_requested(options):
             raise errors.OptionError("readStream.format('paimon') needs .option('read.changelog', 'true') (adds the _row_kind column)")
+        if int_option(options, MAX_SNAPSHOTS_PER_TRIGGER) is not None:
+            compat.require_read_limits(MAX_SNAPSHOTS_PER_TRIGGER)  # before 4.3 Spark would ignore the cap
         self.options = dict(options)
         self.ref = table_ref_of(self.options)
         self.job = new_job_id()  # one per query: each process opens the table once for it
@@ -122,7 +136,7 @@ class PaimonStreamReader(DataSourceStreamReader):
             ConsumerManager(table.file_io, table.metadata_path).record(consumer, end["snapshot"] + 1)
 
 
-class PaimonStreamWriter(DataSourceStreamArrowWriter):
+class PaimonStreamWriter(compat.StreamArrowWriter):
     """Each micro-batch is one commit as ``CommitId(commit-user, batch id)``: its tasks write
     (``write_task``), the driver commits them (``commit_tasks``: a replayed batch whose commit
     landed commits nothing and deletes the replay's files), and Spark's abort deletes them

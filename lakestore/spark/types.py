@@ -3,7 +3,7 @@
 Spark keeps timestamps in microseconds, so Paimon TIMESTAMP(0..6) round-trips exactly and
 TIMESTAMP(7..9) is truncated to microseconds when read into Spark (Spark has no finer unit).
 CHAR/VARCHAR become StringType: Spark's CharType/VarcharType exist only in catalog schemas, not
-in DataFrames.
+in DataFrames. TIME becomes TimeType, which pyspark 4.0 lacks (``lakestore.spark.compat``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pyspark.sql import types as T
 from lakestore.errors import UnsupportedTypeError
 from lakestore.format.types import DataType
 from lakestore.meta.schema import TableSchema
+from lakestore.spark import compat
 
 _SIMPLE: dict[str, T.DataType] = {
     "BOOLEAN": T.BooleanType(),
@@ -36,7 +37,11 @@ _SIMPLE: dict[str, T.DataType] = {
 
 
 def spark_type(data_type: DataType) -> T.DataType:
-    """The Spark type of one Paimon type (nullability is carried by the StructField)."""
+    """The Spark type of one Paimon type (nullability is carried by the StructField).
+
+    Raises:
+        UnsupportedTypeError: a type Spark has no type for (TIME on pyspark 4.0).
+    """
     simple = _SIMPLE.get(data_type.root)
     if simple is not None:
         return simple
@@ -44,7 +49,7 @@ def spark_type(data_type: DataType) -> T.DataType:
         assert data_type.precision is not None and data_type.scale is not None
         return T.DecimalType(data_type.precision, data_type.scale)
     if data_type.root == "TIME":
-        return T.TimeType(min(data_type.precision or 0, 6))
+        return compat.time_type(min(data_type.precision or 0, 6))
     if data_type.is_nested:
         return _nested_spark_type(data_type)
     raise UnsupportedTypeError(f"type {data_type} has no Spark mapping")
