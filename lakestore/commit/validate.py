@@ -209,8 +209,16 @@ class SnapshotValidator:
         summaries: dict[str, ManifestSummary] = {}
         fresh: dict[str, list[ManifestEntry]] = {}
         for meta in metas:
-            path = self._require_manifest_file(snapshot, "manifest", meta.file_name)
-            size = self.file_io.file_size(path)
+            self._require_plain(snapshot, "manifest", meta.file_name)
+        paths = [self.store.path(m.file_name) for m in metas]
+        bad = self.folders.outside(paths, MANIFEST, follow_files=True)  # one directory: resolved once
+        if bad:
+            raise _invalid(snapshot, f"manifest {bad[0].rsplit('/', 1)[-1]!r} resolves outside the table's manifest folder")
+        for meta, path in zip(metas, paths, strict=True):
+            try:
+                size = self.file_io.file_size(path)
+            except FileNotFoundError:
+                raise _invalid(snapshot, f"manifest {meta.file_name!r} does not exist: write the table's files before committing") from None
             known = self.cache.get(path, size)
             if known is not None:
                 summaries[path] = known

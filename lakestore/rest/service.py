@@ -416,7 +416,7 @@ class CatalogService:
     def _check_commit_files(self, t: Table, root: str, snapshot: Snapshot) -> None:
         """Refuse (400, nothing written) a snapshot ``lakestore.commit.validate`` refuses, or one
         naming a schema the server did not write or adopt (``lakestore.rest.schemas``)."""
-        trusted = {i for i in self.schemas.trusted(t.path, t.branch) if self.schemas.is_trusted(t.path, t.branch, i)}
+        trusted = {snapshot.schema_id} if self.schemas.is_trusted(t.path, t.branch, snapshot.schema_id) else set()
         try:
             SnapshotValidator(t.file_io, t.path, t.schema, cache=self._validated).validate(snapshot, schema_ids=trusted)
         except InvalidCommitError as exc:
