@@ -17,7 +17,7 @@ import pytest
 
 import lakestore
 import lakestore.errors
-from lakestore.catalog import JdbcCatalog
+from lakestore.catalog import HiveCatalog, JdbcCatalog
 from lakestore.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -112,6 +112,7 @@ def _public_methods(cls: type) -> dict[str, object]:
     [
         lakestore.Catalog,
         JdbcCatalog,
+        HiveCatalog,
         lakestore.Table,
         lakestore.TableMaintenance,
         lakestore.TableManagement,
