@@ -5,11 +5,11 @@ partitions definition, ``{dimension: column}`` for a ``MultiPartitionsDefinition
 single-dimension asset uses its one ``partition_keys`` column. A partition key becomes the
 column's value by the column's type, as dagster-deltalake and dagster-iceberg do:
 
-- time windows: a ``DATE`` column holds the window's start date, a ``TIMESTAMP`` column its start
-  (naive, in the partitions definition's timezone, as both anchors strip the zone; a zoned
-  column keeps it), a ``STRING`` column the partition key itself (``"2024-01-31"``); the anchors
-  refuse string columns for time windows, lakestore accepts them because Paimon partition
-  directories are strings anyway;
+- time windows: a ``DATE`` column holds the window's start date (as both anchors), a ``STRING``
+  column the partition key itself (``"2024-01-31"``, ``"2024-01-31-13:00"`` for hourly ones).
+  The anchors refuse string columns for time windows; lakestore accepts them because Paimon
+  partition directories are strings anyway. The anchors' ``TIMESTAMP`` columns (the window's
+  start) are refused: lakestore, as Paimon, does not partition by timestamp columns;
 - static and dynamic partitions: a ``STRING`` column holds the key; an integer column its
   integer value (an addition to the anchors, which accept strings only).
 
@@ -93,11 +93,9 @@ def column_value(dimension: Dimension, key: str, column_type: pa.DataType, table
         start = definition.time_window_for_partition_key(key).start
         if pa.types.is_date(column_type):
             return start.date()
-        if pa.types.is_timestamp(column_type):
-            return start if column_type.tz else start.replace(tzinfo=None)
         raise PartitionMappingError(
             f"table {table}: column {dimension.column!r} of type {column_type} cannot hold time-window partitions:"
-            " use a date, timestamp or string column"
+            " use a date or string column"
         )
     if pa.types.is_string(column_type) or pa.types.is_large_string(column_type):
         return key

@@ -1,10 +1,9 @@
 """Helpers of the resource tests: a quiet in-process materialization and its metadata."""
 
-from __future__ import annotations
-
 from typing import Any
 
 import dagster as dg
+import pyarrow as pa
 
 from resources import PaimonIOManager
 
@@ -22,3 +21,15 @@ def output_metadata(result: dg.ExecuteInProcessResult, key: str) -> dict[str, An
     assert events, f"no materialization of {key}"
     metadata = events[-1].materialization.metadata
     return {k: getattr(v, "value", v) for k, v in metadata.items()}
+
+
+def materialize_days(warehouse: str, keys: list[str]) -> int:
+    """In a separate process: materialize ``db.shared``'s daily partitions ``keys`` one run each
+    (100 rows per day); returns how many runs succeeded."""
+    days = dg.DailyPartitionsDefinition(start_date="2024-01-01", end_date="2024-01-31")
+
+    @dg.asset(key=["db", "shared"], partitions_def=days, metadata={"partition_expr": "day"})
+    def shared(context: dg.AssetExecutionContext) -> pa.Table:
+        return pa.table({"day": [context.partition_key] * 100, "v": list(range(100))})
+
+    return sum(run([shared], PaimonIOManager(warehouse=warehouse), partition_key=key).success for key in keys)
