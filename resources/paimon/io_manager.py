@@ -104,7 +104,6 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
         if dims:
             assert partitions_def is not None
             keys = list(context.asset_partition_keys)
-            parts.check_partition_columns(dims, table.partition_keys, identifier)
             specs = parts.partition_specs(dims, keys, partitions_def, table.arrow_schema, identifier)
             head_filter = parts.partition_filter(dims, keys, partitions_def, table.arrow_schema, identifier)
         user = f"dagster-{uuid.uuid4()}"
@@ -120,14 +119,23 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
 
     def _table_for(self, identifier: str, schema: pa.Schema, metadata: Mapping[str, Any], dims: list[parts.Dimension]) -> lakestore.Table:
         """The output's table: created from ``schema`` and the metadata when missing, evolved
-        (additive changes) when the output adds columns or widens types."""
+        (additive changes) when the output adds columns or widens types. The partition columns
+        are checked before any schema change, so a refused output leaves the schema as it was
+        (an output the write then refuses, rows outside the partition, keeps the evolution).
+
+        Raises:
+            TableDefinitionError: metadata keys that contradict the existing table.
+            PartitionMappingError: ``partition_expr`` columns that are not partition keys.
+            IncompatibleSchemaError: a schema change that is not additive.
+        """
         catalog = self.open()
         primary_keys = list(metadata.get("primary_keys") or ())
         partition_keys = list(metadata.get("partition_keys") or [d.column for d in dims])
         if not catalog.table_exists(identifier):
             catalog.create_database(identifier.split(".", 1)[0], exist_ok=True)
             options = {str(k): str(v) for k, v in dict(metadata.get("table_options") or {}).items()}
-            return catalog.create_table(
+            # exist_ok: a concurrent materialization may create it first; it is checked as any existing one
+            catalog.create_table(
                 identifier, schema=schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options, exist_ok=True
             )
         table = catalog.get_table(identifier)
@@ -137,6 +145,8 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
             raise TableDefinitionError(
                 f"table {identifier} has partition keys {list(table.partition_keys)}, the asset declares {partition_keys}"
             )
+        parts.check_partition_columns(dims, table.partition_keys, identifier)  # before any schema change
+        last: SchemaChangeError | None = None
         for _ in range(_EVOLVE_ATTEMPTS):
             changes = evolution(table.arrow_schema, schema, identifier)
             if not changes:
