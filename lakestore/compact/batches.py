@@ -8,9 +8,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from lakestore.errors import CorruptMetadataError, DataFileMissingError
+from lakestore.format.formats import format_of_file
 from lakestore.io.fileio import FileIO
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
@@ -41,17 +41,14 @@ def read_batches(
             path, "data file referenced by the snapshot is missing (expired meanwhile, or the table is damaged)"
         ) from exc
     with source:
-        try:
-            parquet = pq.ParquetFile(source, page_checksum_verification=True)
-            if parquet.metadata.num_rows != meta.row_count:
-                raise CorruptMetadataError(path, f"holds {parquet.metadata.num_rows} rows, manifest says {meta.row_count}")
-            offset = 0
-            for batch in parquet.iter_batches(batch_size=batch_rows, columns=mapping.to_read, use_threads=False):
-                rows = mapping.conform(pa.Table.from_batches([batch]))
-                if deleted is not None and len(deleted):
-                    low, high = np.searchsorted(deleted, [offset, offset + rows.num_rows])
-                    rows = apply_vector(rows, deleted[low:high].astype(np.int64) - offset)
-                offset += batch.num_rows
-                yield rows
-        except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
-            raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+        file_rows, batches = format_of_file(path).batches(source, path, mapping.to_read, batch_rows)
+        if file_rows != meta.row_count:
+            raise CorruptMetadataError(path, f"holds {file_rows} rows, manifest says {meta.row_count}")
+        offset = 0
+        for batch in batches:
+            rows = mapping.conform(pa.Table.from_batches([batch]))
+            if deleted is not None and len(deleted):
+                low, high = np.searchsorted(deleted, [offset, offset + rows.num_rows])
+                rows = apply_vector(rows, deleted[low:high].astype(np.int64) - offset)
+            offset += batch.num_rows
+            yield rows

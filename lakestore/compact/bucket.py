@@ -45,7 +45,7 @@ from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.data_evolution import ROW_TRACKING_COLUMNS, tracking_columns
 from lakestore.read.deletion_vectors import apply_vector
-from lakestore.read.parquet_read import read_parquet_file
+from lakestore.read.parquet_read import read_data_file
 from lakestore.read.schema_evolution import read_as_schema
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 
@@ -241,7 +241,7 @@ class BucketCompactor:
 
         def physical(g: DataFileMeta, names: Sequence[str]) -> pa.Table:
             file_io, path = self._located(g)
-            return read_parquet_file(file_io, path, list(names))[0]
+            return read_data_file(file_io, path, list(names))[0]
 
         for name, column in zip(ROW_TRACKING_COLUMNS, tracking_columns(f, ROW_TRACKING_COLUMNS, physical, source=f.file_name), strict=True):
             rows = rows.append_column(name, column)

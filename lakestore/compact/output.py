@@ -10,12 +10,11 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from lakestore.format.arrow_ops import min_max
 from lakestore.format.binary_row import encode_rows
+from lakestore.format.file_format import FileFormat, FormatWriter
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, kv_file_schema
-from lakestore.format.parquet import ROW_GROUP_ROWS, uses_int96, writer_options
+from lakestore.format.parquet import ROW_GROUP_ROWS
 from lakestore.format.types import DataType
 from lakestore.merge import retract_count
 from lakestore.meta.manifest import DataFileMeta, SimpleStats
@@ -23,20 +22,20 @@ from lakestore.meta.stats import KEY_STATS_MODE, column_stats
 from lakestore.write.file_writer import DataFileWriter
 
 
-def _summary(rows: pa.Table, names: list[str], types: list[DataType]) -> tuple[pa.Table, list[int | None]]:
+def _summary(rows: pa.Table, names: list[str], types: list[DataType], fmt: FileFormat) -> tuple[pa.Table, list[int | None]]:
     """Two rows per column, its min and max (nulls where it has no value), and null counts:
     statistics of a file are those of its chunks' summaries with the counts added up."""
     arrays = []
     nulls: list[int | None] = []
     for name, dtype in zip(names, types, strict=True):
         if dtype.is_nested:
-            arrays.append(pa.nulls(2, pa.int64()))  # not read: Paimon keeps no nested statistics
-            nulls.append(None)
+            arrays.append(pa.nulls(2, pa.int64()))  # no min/max for nested columns (ORC counts nulls)
+            nulls.append(rows.column(name).null_count)
             continue
         column = rows.column(name)
         arrow_type = dtype.to_arrow()
         nulls.append(column.null_count)
-        arrays.append(pa.nulls(2, arrow_type) if column.null_count == len(column) else min_max(column, arrow_type))
+        arrays.append(pa.nulls(2, arrow_type) if column.null_count == len(column) else fmt.min_max(column, arrow_type))
     return pa.Table.from_arrays(arrays, names=names), nulls
 
 
@@ -84,8 +83,8 @@ class SortedRunWriter:
             self._user_schema, self._key_names, {f.name: f.id for f in schema.fields}, {f.name: f.type for f in schema.fields}
         )
         self._stats_on = bool(self._plan.names)
-        self._open: tuple[Any, pq.ParquetWriter, Any, _FileStats] | None = None
-        self._int96 = False  # the open file stores its timestamps as INT96
+        self._format: FileFormat = writer.file_format(level)
+        self._open: tuple[Any, FormatWriter, Any, _FileStats] | None = None
         self.files: list[DataFileMeta] = []
 
     def write(self, rows: pa.Table) -> None:
@@ -104,26 +103,34 @@ class SortedRunWriter:
         columns += [rows.column(SEQUENCE_NUMBER), rows.column(VALUE_KIND)]
         columns += [rows.column(f.name) for f in self._user_schema]
         table = pa.Table.from_arrays(columns, schema=self._file_schema)
-        if self._open is not None and self._int96 and not uses_int96(table):
-            self._close()  # INT96 holds none of this batch's timestamps lakestore reads back right
+        if self._open is not None and not self._open[1].accepts(table):
+            self._close()  # e.g. parquet INT96 holds none of this batch's timestamps lakestore reads back right
         if self._open is None:
             self._start(table)
         assert self._open is not None
-        _, parquet, sink, stats = self._open
-        parquet.write_table(table, row_group_size=group_rows)
+        _, file_writer, sink, stats = self._open
+        file_writer.write(table, group_rows)
         self._account(stats, rows)
         if sink.tell() >= self.options.target_file_size:
             self._close()
 
     def _start(self, first: pa.Table) -> None:
-        new = self.writer.new_file()  # removed with the writer's files if the commit is abandoned
+        new = self.writer.new_file(self.level)  # removed with the writer's files if the commit is abandoned
         name, path = new.name, new.path
         context = self.writer.file_io.open_output(path)
         sink = context.__enter__()
-        options = writer_options(first, self.writer.compression(self.level), self.options.file_compression_zstd_level)
-        self._int96 = bool(options["use_deprecated_int96_timestamps"])
-        parquet = pq.ParquetWriter(sink, first.schema, **options)
-        self._open = (context, parquet, sink, _FileStats(name, path))
+        try:
+            file_writer = self._format.open_writer(
+                sink,
+                first,
+                compression=self.writer.compression(self.level),
+                zstd_level=self.options.file_compression_zstd_level,
+                target_size=self.options.target_file_size,
+            )
+        except BaseException as exc:
+            context.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        self._open = (context, file_writer, sink, _FileStats(name, path))
 
     def _account(self, stats: _FileStats, rows: pa.Table) -> None:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
@@ -135,19 +142,19 @@ class SortedRunWriter:
             stats.first_key = [rows.column(k).slice(0, 1).combine_chunks() for k in self._key_names]
         stats.last_key = [rows.column(k).slice(rows.num_rows - 1, 1).combine_chunks() for k in self._key_names]
         stats.rows += rows.num_rows
-        summary, nulls = _summary(rows, self._key_names, self._key_types)
+        summary, nulls = _summary(rows, self._key_names, self._key_types, self._format)
         stats.key_summaries.append(summary)
         stats.key_nulls = _add_counts(stats.key_nulls, nulls)
         if self._stats_on:
-            summary, nulls = _summary(rows, self._value_names, self._value_types)
+            summary, nulls = _summary(rows, self._value_names, self._value_types, self._format)
             stats.value_summaries.append(summary)
             stats.value_nulls = _add_counts(stats.value_nulls, nulls)
 
     def _close(self) -> None:
         assert self._open is not None
-        context, parquet, _, stats = self._open
+        context, file_writer, _, stats = self._open
         self._open = None
-        parquet.close()
+        file_writer.close()
         context.__exit__(None, None, None)
         self.files.append(self.writer.located(self._meta(stats)))
 
@@ -161,9 +168,16 @@ class SortedRunWriter:
             min_key=edges.row(0),
             max_key=edges.row(1),
             key_stats=_combined(
-                stats.key_summaries, stats.key_nulls, self._key_names, self._key_types, [KEY_STATS_MODE] * len(self._key_names)
+                stats.key_summaries,
+                stats.key_nulls,
+                self._key_names,
+                self._key_types,
+                [KEY_STATS_MODE] * len(self._key_names),
+                self._format,
             ),
-            value_stats=_combined(stats.value_summaries, stats.value_nulls, self._value_names, self._value_types, self._plan.modes)
+            value_stats=_combined(
+                stats.value_summaries, stats.value_nulls, self._value_names, self._value_types, self._plan.modes, self._format
+            )
             if self._stats_on
             else self._plan.stats(pa.table({})),
             value_stats_cols=self._plan.stats_cols,
@@ -184,21 +198,21 @@ class SortedRunWriter:
     def abort(self) -> None:
         """Drop the open file after a failure (the writer's ``delete_written`` removes the closed ones)."""
         if self._open is not None:
-            context, parquet, _, _ = self._open
+            context, file_writer, _, _ = self._open
             self._open = None
             failure = RuntimeError("compaction failed")
             try:
-                parquet.close()
+                file_writer.close()
             finally:
                 context.__exit__(RuntimeError, failure, None)  # an exception: the partial file is discarded
 
 
 def _combined(
-    summaries: list[pa.Table], nulls: list[int | None], names: list[str], types: list[DataType], modes: Sequence[str]
+    summaries: list[pa.Table], nulls: list[int | None], names: list[str], types: list[DataType], modes: Sequence[str], fmt: FileFormat
 ) -> SimpleStats:
     """The statistics of a file from its chunks' summaries: min/max of the chunks' min/max under
     each column's mode (truncated once, at the end), null counts added up (none where the mode
     keeps none)."""
-    stats = column_stats(pa.concat_tables(summaries), names, types, modes)
+    stats = column_stats(pa.concat_tables(summaries), names, types, modes, fmt)
     kept = stats.null_counts or ()
     return SimpleStats(stats.min_values, stats.max_values, tuple(None if k is None else n for k, n in zip(kept, nulls, strict=True)))

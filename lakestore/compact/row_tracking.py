@@ -15,8 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.format.binary_row import EMPTY_ROW
+from lakestore.format.file_format import write_rolling
 from lakestore.format.kv import SEQUENCE_NUMBER_FIELD_ID
-from lakestore.format.parquet import write_parquet_rolling
+from lakestore.format.parquet import ROW_GROUP_ROWS
 from lakestore.format.types import parse_type
 from lakestore.meta.commit_message import CompactResult
 from lakestore.meta.manifest import FILE_SOURCE_COMPACT, DataFileMeta
@@ -60,6 +61,7 @@ def _write(rows: pa.Table, writer: DataFileWriter) -> list[DataFileMeta]:
         field_modes=options.field_stats_modes,
         keep_first_n=options.stats_keep_first_n_columns,
         dense=options.stats_dense_store,
+        fmt=writer.file_format(0),
     )
     written_names: list[str] = []
 
@@ -68,11 +70,13 @@ def _write(rows: pa.Table, writer: DataFileWriter) -> list[DataFileMeta]:
         written_names.append(new.name)
         return new.path
 
-    written = write_parquet_rolling(
+    written = write_rolling(
+        writer.file_format(0),
         writer.file_io,
         next_path,
         table,
         target_size=options.target_file_size,
+        group_rows_max=ROW_GROUP_ROWS,
         compression=writer.compression(0),
         zstd_level=options.file_compression_zstd_level,
     )

@@ -1,28 +1,26 @@
-"""Parquet data files: written to a temporary name and published, read with projection."""
+"""Parquet data files (``ParquetFormat``): written to a temporary name and published, read with
+projection. Row-group pruning by predicate lives in ``lakestore.read.parquet_read``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, WrittenFile, write_rolling
 from lakestore.format.kv import KEY_PREFIX
+from lakestore.format.types import DataType
 from lakestore.io.fileio import FileIO
 
 ROW_GROUP_ROWS = 1 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenFile:
-    path: str
-    size: int
-    offset: int  # first row of the input table in this file
-    rows: int
-
+# Parquet codecs Paimon's writers name (``none`` writes uncompressed files); lzo is not among them
+# because pyarrow cannot write it. brotli only on tables another engine created (lakestore/meta/options.py).
+PARQUET_CODECS = ("zstd", "snappy", "lz4", "lz4_raw", "gzip", "brotli", "none", "uncompressed")
+_LOCAL_BUFFER = 1 << 16
 
 _SAMPLE_ROWS = 4096
 
@@ -126,6 +124,92 @@ def writer_options(table: pa.Table, compression: str, zstd_level: int = 1) -> di
     }
 
 
+class _ParquetWriter(FormatWriter):
+    def __init__(self, sink: pa.NativeFile, table: pa.Table, compression: str, zstd_level: int) -> None:
+        options = writer_options(table, compression, zstd_level)
+        self.int96 = bool(options["use_deprecated_int96_timestamps"])
+        self._writer = pq.ParquetWriter(sink, table.schema, **options)
+
+    def write(self, table: pa.Table, group_rows: int) -> None:
+        self._writer.write_table(table, row_group_size=group_rows)
+
+    def accepts(self, table: pa.Table) -> bool:
+        # INT96 holds none of a batch's timestamps that lakestore reads back right: a new file
+        return not self.int96 or uses_int96(table)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def open_parquet_file(file_io: FileIO, path: str) -> pq.ParquetFile:
+    """A ``pq.ParquetFile`` through ``file_io`` (``pq.read_table`` goes through
+    ``pyarrow.dataset``, whose first use imports pandas). Raises ``FileNotFoundError``,
+    ``CorruptMetadataError``."""
+    filesystem = file_io.arrow_filesystem()
+    # Local files: a buffered stream instead of pre-buffering whole column chunks (coalesced
+    # ranged reads pay off on object stores; locally they only add memory to allocate and
+    # fault in, a third of a process's first read of the merge benchmark).
+    local = isinstance(filesystem, pafs.LocalFileSystem)
+    try:
+        return pq.ParquetFile(
+            file_io.arrow_path(path),
+            filesystem=filesystem,
+            page_checksum_verification=True,
+            pre_buffer=not local,
+            buffer_size=_LOCAL_BUFFER if local else 0,
+        )
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
+        raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+
+
+class ParquetFormat(FileFormat):
+    """Parquet as Paimon writes it (ParquetWriterFactory, ParquetSimpleStatsExtractor)."""
+
+    name = "parquet"
+    codecs = PARQUET_CODECS
+
+    def open_writer(self, sink: pa.NativeFile, table: pa.Table, *, compression: str, zstd_level: int, target_size: int) -> FormatWriter:
+        return _ParquetWriter(sink, table, self.check_codec(compression), zstd_level)
+
+    def read(self, file_io: FileIO, path: str, columns: Sequence[str]) -> tuple[pa.Table, int]:
+        with open_parquet_file(file_io, path) as pf:
+            try:
+                missing = set(columns) - set(pf.schema_arrow.names)
+                if missing:  # ParquetFile.read skips unknown names silently: a damaged footer must not pass
+                    raise CorruptMetadataError(path, f"lacks columns {sorted(missing)}")
+                return pf.read(columns=list(columns), use_threads=False), pf.metadata.num_rows
+            except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
+                raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+
+    def batches(self, source: pa.NativeFile, path: str, columns: Sequence[str], batch_rows: int) -> tuple[int, Iterator[pa.RecordBatch]]:
+        try:
+            parquet = pq.ParquetFile(source, page_checksum_verification=True)
+            rows = parquet.metadata.num_rows
+        except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
+            raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+
+        def stream() -> Iterator[pa.RecordBatch]:
+            try:
+                yield from parquet.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
+            except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
+                raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+
+        return rows, stream()
+
+    def stats_kind(self, dtype: DataType) -> StatsKind:
+        # ParquetSimpleStatsExtractor: nothing for nested columns, null counts for TIMESTAMP(p > 6)
+        if dtype.is_nested:
+            return "none"
+        if dtype.is_timestamp and (dtype.precision or 0) > 6:
+            return "counts"
+        return "full"
+
+
+PARQUET = ParquetFormat()
+
+
 def write_parquet_rolling(
     file_io: FileIO,
     next_path: Callable[[], str],
@@ -135,42 +219,14 @@ def write_parquet_rolling(
     compression: str = "zstd",
     zstd_level: int = 1,
 ) -> list[WrittenFile]:
-    """Write ``table`` into as many files as needed, rolling to a new file once a file's actual
-    size on disk reaches ``target_size`` (checked after every row group)."""
-    out: list[WrittenFile] = []
-    offset, total = 0, table.num_rows
-    # Row groups of at most ~target bytes in memory (parquet is smaller), so a file overshoots
-    # the target by less than one row group.
-    per_row = max(1, table.nbytes // max(1, total))
-    group_rows = int(min(ROW_GROUP_ROWS, max(256, target_size // per_row)))
-    while offset < total or not out:
-        path = next_path()
-        start = offset
-        with file_io.open_output(path) as sink:
-            writer = pq.ParquetWriter(sink, table.schema, **writer_options(table, compression, zstd_level))
-            while offset < total:
-                chunk = table.slice(offset, group_rows)
-                writer.write_table(chunk, row_group_size=group_rows)
-                offset += chunk.num_rows
-                if sink.tell() >= target_size:
-                    break
-            writer.close()
-        out.append(WrittenFile(path, file_io.file_size(path), start, offset - start))
-        if total == 0:
-            break
-    return out
-
-
-def read_parquet(file_io: FileIO, path: str, *, columns: Sequence[str] | None = None) -> pa.Table:
-    try:
-        return pq.read_table(
-            file_io.arrow_path(path),
-            columns=list(columns) if columns is not None else None,
-            filesystem=file_io.arrow_filesystem(),
-            use_threads=False,
-            page_checksum_verification=True,
-        )
-    except FileNotFoundError:
-        raise
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
-        raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+    """Write ``table`` into parquet files rolled at ``target_size`` (``file_format.write_rolling``)."""
+    return write_rolling(
+        PARQUET,
+        file_io,
+        next_path,
+        table,
+        target_size=target_size,
+        group_rows_max=ROW_GROUP_ROWS,
+        compression=compression,
+        zstd_level=zstd_level,
+    )

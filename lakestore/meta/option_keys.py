@@ -283,7 +283,7 @@ IGNORED_PREFIXES: dict[str, str] = {
     "spill-compression": "spilling of Paimon's writers",
     "local-sort.": "spilling of Paimon's writers",
     "parquet.": "parquet writer tuning (files stay readable by every reader)",
-    "orc.": "orc writer tuning (lakestore writes parquet)",
+    "orc.": "orc writer tuning (lakestore's ORC files keep pyarrow's settings; every reader reads them)",
     "partition.mark-done-action": "a downstream signal",
     "tag.callback": "a Java callback",
     "commit.callback": "a Java callback",

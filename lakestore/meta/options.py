@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lakestore.errors import OptionError, UnsupportedTableError
+from lakestore.format.formats import FORMATS, UNIMPLEMENTED
+from lakestore.format.orc import ORC_CODECS
+from lakestore.format.parquet import PARQUET_CODECS
 from lakestore.meta.kinds import ChangelogProducer, MergeEngine
 from lakestore.meta.option_keys import FALLBACK_KEYS, IGNORED, IGNORED_PREFIXES, REFUSED
 from lakestore.units import parse_duration_ms, parse_memory
@@ -126,17 +129,28 @@ def _level_map(parse: Callable[[str], str]) -> Callable[[str], dict[int, str]]:
     return parsed
 
 
-# Parquet codecs Paimon's writers name (``none`` writes uncompressed files); lzo is not among them
-# because pyarrow cannot write it. brotli is accepted on tables another engine created (lakestore
-# reads and continues them), never for new tables: Paimon's Java parquet reader has no brotli codec
-# unless one is added to its classpath.
-FILE_COMPRESSIONS = ("zstd", "snappy", "lz4", "lz4_raw", "gzip", "brotli", "none", "uncompressed")
+# Codecs Paimon's writers name (``none`` writes uncompressed files): parquet's and ORC's
+# (lakestore/format/parquet.py, orc.py; which format takes which is checked per table, see
+# ``_check_format_codecs``). lzo is not among them because pyarrow cannot write it. brotli is
+# accepted on tables another engine created (lakestore reads and continues them), never for new
+# tables: Paimon's Java parquet reader has no brotli codec unless one is added to its classpath.
+FILE_COMPRESSIONS = tuple(dict.fromkeys(PARQUET_CODECS + ORC_CODECS))
 
 
 def _file_compression(text: str) -> str:
     value = str(text).strip().lower()
     if value not in FILE_COMPRESSIONS:
-        raise ValueError(f"lakestore writes parquet files compressed with {', '.join(FILE_COMPRESSIONS)}")
+        raise ValueError(
+            f"lakestore writes parquet files compressed with {', '.join(PARQUET_CODECS)} and orc files with {', '.join(ORC_CODECS)}"
+        )
+    return value
+
+
+def _file_format(text: str) -> str:
+    value = str(text).strip().lower()
+    if value not in FORMATS:
+        reason = UNIMPLEMENTED.get(value, f"{value} data files are not implemented")
+        raise ValueError(f"{reason}; lakestore reads and writes {' and '.join(FORMATS)} data files")
     return value
 
 
@@ -183,13 +197,14 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("postpone.target-row-num-per-bucket", None, _positive_int),
         # lets an alter switch deletion-vectors.enabled (lakestore/meta/schema_change.py, Paimon's SchemaManager)
         OptionSpec("deletion-vectors.modifiable", "false", _bool),
-        OptionSpec("file.format", "parquet", _choice("parquet")),
-        OptionSpec("file.format.per.level", "{}", _level_map(_choice("parquet"))),  # parquet at every level
+        # data-file formats (lakestore/format/formats.py); each existing file's from its name
+        OptionSpec("file.format", "parquet", _file_format),
+        OptionSpec("file.format.per.level", "{}", _level_map(_file_format)),
         OptionSpec("file.compression", "zstd", _file_compression),
         OptionSpec("file.compression.zstd-level", "1", _zstd_level),
         OptionSpec("file.compression.per.level", "{}", _level_map(_file_compression)),
         # changelog files (changelog producers): unset = as data files
-        OptionSpec("changelog-file.format", None, _choice("parquet")),
+        OptionSpec("changelog-file.format", None, _file_format),
         OptionSpec("changelog-file.compression", None, _file_compression),
         OptionSpec("changelog-file.stats-mode", None, stats_mode),
         OptionSpec("manifest.format", "avro", _choice("avro")),
@@ -343,6 +358,9 @@ _SPECS: dict[str, OptionSpec] = {
 # (file.compression is not among them: data-file names may carry the codec, see meta/paths.py.)
 _WRITE_SIDE_KEYS = frozenset(
     {
+        "file.format",  # each existing file's format comes from its name
+        "file.format.per.level",
+        "changelog-file.format",
         "file.compression.zstd-level",
         "file.compression.per.level",
         "changelog-file.compression",
@@ -606,7 +624,26 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
                 raise OptionError(f"option {key!r} = {value!r} is not supported: {exc}") from exc
             # written by another engine: ``unsupported`` refuses writes by name, reads go on
         cleaned[key] = value
+    if strict:
+        _check_format_codecs(cleaned)
     return cleaned
+
+
+def _check_format_codecs(options: Mapping[str, str]) -> None:
+    """Every codec the options name is one the formats they name write (ORC has no gzip, parquet
+    no zlib). Raises ``OptionError`` naming the option."""
+    formats = {_file_format(options.get("file.format", "parquet"))}
+    formats |= set(_level_map(_file_format)(options.get("file.format.per.level", "{}")).values())
+    changelog_format = _file_format(options.get("changelog-file.format", options.get("file.format", "parquet")))
+    codecs = [("file.compression", _file_compression(options.get("file.compression", "zstd")))]
+    per_level = _level_map(_file_compression)(options.get("file.compression.per.level", "{}"))
+    codecs += [("file.compression.per.level", c) for c in per_level.values()]
+    checks = [(key, codec, fmt) for key, codec in codecs for fmt in sorted(formats)]
+    if options.get("changelog-file.compression") is not None:
+        checks.append(("changelog-file.compression", _file_compression(options["changelog-file.compression"]), changelog_format))
+    for key, codec, fmt in checks:
+        if codec not in FORMATS[fmt].codecs:
+            raise OptionError(f"option {key!r} = {codec!r} is not supported: {fmt} files are written with {', '.join(FORMATS[fmt].codecs)}")
 
 
 class CoreOptions:
@@ -738,6 +775,19 @@ class CoreOptions:
     @property
     def file_compression(self) -> str:
         return self.get("file.compression")
+
+    @property
+    def file_format(self) -> str:
+        """``file.format``: the format new data files are written in (lakestore/format/formats.py)."""
+        return self.get("file.format")
+
+    @property
+    def file_format_per_level(self) -> dict[int, str]:
+        return self.get("file.format.per.level")
+
+    @property
+    def changelog_file_format(self) -> str:
+        return self.get("changelog-file.format") or self.file_format
 
     @property
     def manifest_compression(self) -> str:

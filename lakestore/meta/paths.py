@@ -5,8 +5,9 @@ existing ones, as Paimon 2.0's ``FileStorePathFactory`` / ``DataFilePathFactory`
 - A bucket's directory is ``<table>[/<data-file.path-directory>][/<partition>]/bucket-<N>``
   (``bucket-postpone`` for Paimon's postpone bucket, -2).
 - New file names: ``<data-file.prefix | changelog-file.prefix><uuid>-<n><extension>``; the
-  extension is ``.parquet``, or ``.<compression>.parquet`` (Hadoop's extension: ``zst``, ``gz``,
-  ...) with ``file.suffix.include.compression``.
+  extension is ``.<format>`` (the format the file is written in: ``.parquet``, ``.orc``), or
+  ``.<compression>.<format>`` (Hadoop's extension: ``zst``, ``gz``, ...) with
+  ``file.suffix.include.compression``.
 - With ``data-file.external-paths`` and a strategy other than ``none``, new files go under one of
   those roots (``<root>/<relative bucket path>/<name>``, entropy-inject adds hash directories)
   and their absolute path is recorded in ``_EXTERNAL_PATH``, spelled as Paimon's ``Path``
@@ -188,25 +189,27 @@ class DataFilePaths:
     def external(self) -> bool:
         return self.table.external is not None
 
-    def _new(self, prefix: str) -> NewFile:
-        name = f"{prefix}{self._uuid}-{next(self._counter)}{self.table.extension}"
+    def _new(self, prefix: str, file_format: str | None = None) -> NewFile:
+        extension = self.table.extension if file_format is None else self.table.extension_of(file_format)
+        name = f"{prefix}{self._uuid}-{next(self._counter)}{extension}"
         if self.table.external is not None:
             path = self.table.external.path(self.relative, name)
             return NewFile(name, path, path)
         return NewFile(name, join(self.directory, name), None)
 
-    def new_data_file(self) -> NewFile:
-        return self._new(self.table.data_prefix)
+    def new_data_file(self, file_format: str | None = None) -> NewFile:
+        return self._new(self.table.data_prefix, file_format)
 
-    def new_changelog_file(self) -> NewFile:
-        return self._new(self.table.changelog_prefix)
+    def new_changelog_file(self, file_format: str | None = None) -> NewFile:
+        return self._new(self.table.changelog_prefix, file_format)
 
-    def new_file(self, kind: str) -> NewFile:
+    def new_file(self, kind: str, file_format: str | None = None) -> NewFile:
         """``kind``: "data" (``data-file.prefix``) or "changelog" (``changelog-file.prefix``); any
-        other word is a literal prefix (``<kind>-``: tests tag the files of one writer)."""
+        other word is a literal prefix (``<kind>-``: tests tag the files of one writer).
+        ``file_format``: the format the file is written in (default ``file.format``)."""
         if kind == "changelog":
-            return self.new_changelog_file()
-        return self.new_data_file() if kind == "data" else self._new(f"{kind}-")
+            return self.new_changelog_file(file_format)
+        return self.new_data_file(file_format) if kind == "data" else self._new(f"{kind}-", file_format)
 
     def to_path(self, f: DataFileMeta) -> str:
         return f.external_path or join(self.directory, f.file_name)
@@ -227,7 +230,10 @@ class TablePaths:
         self.data_directory: str | None = directory.strip("/") if directory and directory.strip("/") else None
         self.data_prefix: str = options.get("data-file.prefix")
         self.changelog_prefix: str = options.get("changelog-file.prefix")
-        self.extension = file_extension(options.file_compression, options.get("file.suffix.include.compression"))
+        self._suffix_compression = bool(options.get("file.suffix.include.compression"))
+        # the raw value: a format lakestore does not write names no new file (writes are refused)
+        self.file_format = str(options.raw().get("file.format", "parquet")).strip().lower()
+        self.extension = file_extension(options.file_compression, self._suffix_compression, self.file_format)
         roots, strategy = external_roots(options)
         self.external: _ExternalRoots | None = (
             _ExternalRoots(roots, strategy, options.get("data-file.external-paths.weights")) if roots else None
@@ -235,6 +241,10 @@ class TablePaths:
         self.external_root_list = roots
         self._partitions: dict[bytes, str] = {}
         self._lock = threading.Lock()
+
+    def extension_of(self, file_format: str) -> str:
+        """The extension of a new file written in ``file_format``."""
+        return file_extension(self.options.file_compression, self._suffix_compression, file_format)
 
     @classmethod
     def of(cls, table_path: str, schema: Any) -> TablePaths:
@@ -291,10 +301,10 @@ class TablePaths:
         return self.file_paths(self.partition_path_of(entry.partition), entry.bucket, entry.file)
 
 
-def file_extension(compression: str, include_compression: bool) -> str:
-    """``.parquet``, or ``.<hadoop extension>.parquet`` with ``file.suffix.include.compression``."""
+def file_extension(compression: str, include_compression: bool, file_format: str = "parquet") -> str:
+    """``.<format>``, or ``.<hadoop extension>.<format>`` with ``file.suffix.include.compression``."""
     if include_compression:
         extension = _COMPRESSION_EXTENSIONS.get(compression.lower(), compression.lower())
         if extension:
-            return f".{extension}.parquet"
-    return ".parquet"
+            return f".{extension}.{file_format}"
+    return f".{file_format}"

@@ -9,8 +9,10 @@ What a data file's value statistics hold follows Paimon 2.0 (``StatsCollectorFac
   ``full`` min/max/null count, ``truncate(N)`` (the default, N = 16) cuts strings to N code points
   and binaries to N bytes: the min is the prefix, the max the prefix with its last code point
   (byte) that can be incremented incremented; a max that cannot be incremented drops min and max.
-  Nested columns have no statistics at all, TIMESTAMP(p > 6) only null counts (as Paimon's parquet
-  statistics give them); key columns of primary-key files ``truncate(128)``.
+  What a column can have at all depends on the file's format (``FileFormat.stats_kind``: Paimon
+  takes the statistics from the file's own): parquet keeps nothing for nested columns and only
+  null counts for TIMESTAMP(p > 6); ORC only null counts for binaries and nested columns, and no
+  string bound longer than 1024 bytes. Key columns of primary-key files ``truncate(128)``.
 - dense store (``metadata.stats-dense-store``, default true): ``_VALUE_STATS`` covers only the
   columns that have any statistic, named in ``_VALUE_STATS_COLS`` in schema order; null when that
   is every column, an empty list when it is none. Without dense store every column is present
@@ -26,8 +28,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lakestore.format.arrow_ops import from_pylist, indices, min_max
+from lakestore.format.arrow_ops import from_pylist, indices
 from lakestore.format.binary_row import encode_rows, encode_values
+from lakestore.format.file_format import FileFormat
+from lakestore.format.parquet import PARQUET
 from lakestore.format.types import DataType
 from lakestore.meta.manifest import SimpleStats
 
@@ -76,24 +80,31 @@ def _truncated_pair(pair: pa.Array, length: int) -> pa.Array:
     if not (pa.types.is_string(pair.type) or pa.types.is_binary(pair.type) or pa.types.is_large_string(pair.type)):
         return pair
     low, high = pair.to_pylist()
-    if low is None:
-        return pair
-    if len(low) <= length and len(high) <= length:
+    if high is None:  # Paimon's TruncateSimpleColStatsCollector.convert: no max, no bounds
+        return pair if low is None else pa.nulls(2, pair.type)
+    if (low is None or len(low) <= length) and len(high) <= length:
         return pair
     bound = truncate_max(high, length)
     if bound is None:
         return pa.nulls(2, pair.type)
-    return pa.array([truncate_min(low, length), bound], pair.type)
+    return pa.array([None if low is None else truncate_min(low, length), bound], pair.type)
 
 
-def has_stats(mode: str, dtype: DataType) -> bool:
-    """Whether a column of ``dtype`` keeps any statistic under ``mode`` (dense stores list only those)."""
-    return mode != "none" and not dtype.is_nested
+def has_stats(mode: str, dtype: DataType, fmt: FileFormat = PARQUET) -> bool:
+    """Whether a column of ``dtype`` in a ``fmt`` file keeps any statistic under ``mode`` (dense
+    stores list only those)."""
+    return mode != "none" and fmt.stats_kind(dtype) != "none"
 
 
-def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataType], modes: Sequence[str] | None = None) -> SimpleStats:
-    """Min/max/null counts of ``columns`` under their statistics ``modes`` (default ``full``);
-    min/max of a column that has no non-null value is null."""
+def column_stats(
+    table: pa.Table,
+    columns: Sequence[str],
+    types: Sequence[DataType],
+    modes: Sequence[str] | None = None,
+    fmt: FileFormat = PARQUET,
+) -> SimpleStats:
+    """Min/max/null counts of ``columns`` of a ``fmt`` file under their statistics ``modes``
+    (default ``full``); min/max of a column that has no non-null value is null."""
     if not columns:
         return EMPTY_STATS
     pairs: list[pa.Array] = []  # per column: [min, max]
@@ -101,21 +112,22 @@ def column_stats(table: pa.Table, columns: Sequence[str], types: Sequence[DataTy
     encoded_types = []
     for i, (name, dtype) in enumerate(zip(columns, types, strict=False)):
         mode = "full" if modes is None else modes[i]
-        if not has_stats(mode, dtype):
-            # Paimon keeps no statistics for nested columns: null min, max and null count. A null
-            # field encodes the same for any type, so a BIGINT stands in for the encoding.
+        kind = fmt.stats_kind(dtype)
+        if mode == "none" or kind == "none" or dtype.is_nested:
+            # No min/max (nor, unless the format counts them, null counts) for nested columns. A
+            # null field encodes the same for any type, so a BIGINT stands in for the encoding.
             pairs.append(pa.nulls(2, pa.int64()))
-            nulls.append(None)
+            nulls.append(None if mode == "none" or kind == "none" else table.column(name).null_count)
             encoded_types.append(_NESTED_STANDIN)
             continue
         encoded_types.append(dtype)
         column = table.column(name)
         arrow_type = dtype.to_arrow()
         nulls.append(column.null_count)
-        if mode == "counts" or column.null_count == len(column) or (dtype.is_timestamp and (dtype.precision or 0) > 6):
+        if mode == "counts" or kind == "counts" or column.null_count == len(column):
             pairs.append(pa.nulls(2, arrow_type))
             continue
-        pair = min_max(column, arrow_type)
+        pair = fmt.stats_pair(dtype, fmt.min_max(column, arrow_type))
         length = truncation(mode)
         pairs.append(pair if length is None else _truncated_pair(pair, length))
     both = encode_rows(encoded_types, pairs, 2)
@@ -130,9 +142,10 @@ class ValueStatsPlan:
     types: tuple[DataType, ...]
     modes: tuple[str, ...]
     stats_cols: tuple[str, ...] | None  # ``_VALUE_STATS_COLS``: None = every column of the schema
+    fmt: FileFormat = PARQUET  # the format of the files: what their statistics can hold
 
     def stats(self, table: pa.Table) -> SimpleStats:
-        return column_stats(table, self.names, self.types, self.modes) if self.names else EMPTY_STATS
+        return column_stats(table, self.names, self.types, self.modes, self.fmt) if self.names else EMPTY_STATS
 
 
 def column_modes(names: Sequence[str], mode: str, field_modes: Mapping[str, str], keep_first_n: int) -> list[str]:
@@ -154,18 +167,20 @@ def value_stats_plan(
     field_modes: Mapping[str, str],
     keep_first_n: int,
     dense: bool,
+    fmt: FileFormat = PARQUET,
 ) -> ValueStatsPlan:
-    """The plan for a file of columns ``names`` written under statistics ``mode``."""
+    """The plan for a ``fmt`` file of columns ``names`` written under statistics ``mode``."""
     modes = column_modes(names, mode, field_modes, keep_first_n)
     if not dense:
-        return ValueStatsPlan(tuple(names), tuple(types), tuple(modes), None)
-    kept = [i for i, (m, t) in enumerate(zip(modes, types, strict=True)) if has_stats(m, t)]
+        return ValueStatsPlan(tuple(names), tuple(types), tuple(modes), None, fmt)
+    kept = [i for i, (m, t) in enumerate(zip(modes, types, strict=True)) if has_stats(m, t, fmt)]
     plan_names = tuple(names[i] for i in kept)
     return ValueStatsPlan(
         plan_names,
         tuple(types[i] for i in kept),
         tuple(modes[i] for i in kept),
         None if len(kept) == len(names) else plan_names,
+        fmt,
     )
 
 
@@ -178,8 +193,8 @@ class KeyBounds:
     stats: SimpleStats
 
 
-def sorted_key_bounds(table: pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> KeyBounds:
-    """Bounds and statistics of the key columns of a table sorted by them, with ONE BinaryRow
+def sorted_key_bounds(table: pa.Table, columns: Sequence[str], types: Sequence[DataType], fmt: FileFormat = PARQUET) -> KeyBounds:
+    """Bounds and statistics of the key columns of a ``fmt`` file sorted by them, with ONE BinaryRow
     encoding of four rows per column (first, last, min, max) instead of one per purpose. The
     leading key column is sorted, so its min/max are its first/last values (no scan)."""
     n = table.num_rows
@@ -187,17 +202,17 @@ def sorted_key_bounds(table: pa.Table, columns: Sequence[str], types: Sequence[D
     if not columns or n == 0 or any(table.column(c).null_count for c in columns):
         ends = indices(np.array([0, max(n - 1, 0)]))
         edges = encode_rows(types, [table.column(c).take(ends) for c in columns], 2)
-        return KeyBounds(edges.row(0), edges.row(1), column_stats(table, columns, types, key_modes))
+        return KeyBounds(edges.row(0), edges.row(1), column_stats(table, columns, types, key_modes, fmt))
     arrays = []
     for i, (name, dtype) in enumerate(zip(columns, types, strict=True)):
         column = table.column(name)
         edge = column.take(indices(np.array([0, n - 1]))).combine_chunks().cast(dtype.to_arrow())
         # the leading key column is sorted: its min and max are its first and last values
-        bounds = edge if i == 0 else min_max(column, dtype.to_arrow())
-        if dtype.is_string or dtype.is_binary:
-            bounds = _truncated_pair(bounds, truncation(KEY_STATS_MODE) or 0)
-        elif dtype.is_timestamp and (dtype.precision or 0) > 6:
+        bounds = fmt.stats_pair(dtype, edge if i == 0 else fmt.min_max(column, dtype.to_arrow()))
+        if fmt.stats_kind(dtype) != "full":
             bounds = pa.nulls(2, bounds.type)
+        elif dtype.is_string or dtype.is_binary:
+            bounds = _truncated_pair(bounds, truncation(KEY_STATS_MODE) or 0)
         arrays.append(pa.concat_arrays([edge, bounds]))
     rows = encode_rows(types, arrays, 4)
     return KeyBounds(rows.row(0), rows.row(1), SimpleStats(rows.row(2), rows.row(3), tuple(0 for _ in columns)))

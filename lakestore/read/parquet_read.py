@@ -1,5 +1,5 @@
-"""Reading one parquet data file: opened through the table's FileIO as a ``pq.ParquetFile``
-(``pq.read_table`` goes through ``pyarrow.dataset``, whose first use imports pandas: ~0.3 s of a
+"""Reading one data file (``read_data_file``, any format). Parquet files are opened through the
+table's FileIO as a ``pq.ParquetFile`` (``pq.read_table`` goes through ``pyarrow.dataset``, whose first use imports pandas: ~0.3 s of a
 process's first read), with the row groups whose statistics cannot match a predicate skipped."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from lakestore.errors import CorruptMetadataError
+from lakestore.format.formats import format_of_file
+from lakestore.format.parquet import PARQUET, open_parquet_file
 from lakestore.io.fileio import FileIO
 from lakestore.read.predicate import Predicate, Stats
 
@@ -21,7 +22,6 @@ from lakestore.read.predicate import Predicate, Stats
 # rows do. Floats are left out (NaN is outside min/max but matches '!='), so are timestamps and
 # decimals (units and scales of the Python values).
 _PRUNABLE = (pa.types.is_integer, pa.types.is_string, pa.types.is_large_string, pa.types.is_date32, pa.types.is_boolean)
-_LOCAL_BUFFER = 1 << 16
 
 
 @dataclass
@@ -45,23 +45,8 @@ def prunable(arrow_type: pa.DataType) -> bool:
 
 
 def open_parquet(file_io: FileIO, path: str) -> pq.ParquetFile:
-    filesystem = file_io.arrow_filesystem()
-    # Local files: a buffered stream instead of pre-buffering whole column chunks (coalesced
-    # ranged reads pay off on object stores; locally they only add memory to allocate and
-    # fault in, a third of a process's first read of the merge benchmark).
-    local = isinstance(filesystem, pafs.LocalFileSystem)
-    try:
-        return pq.ParquetFile(
-            file_io.arrow_path(path),
-            filesystem=filesystem,
-            page_checksum_verification=True,
-            pre_buffer=not local,
-            buffer_size=_LOCAL_BUFFER if local else 0,
-        )
-    except FileNotFoundError:
-        raise
-    except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
-        raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
+    """Raises ``FileNotFoundError``, ``CorruptMetadataError``."""
+    return open_parquet_file(file_io, path)
 
 
 def _statistics(metadata: pq.FileMetaData, group: int, columns: Mapping[str, int]) -> Stats:
@@ -130,3 +115,29 @@ def read_parquet_file(
         except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError) as exc:
             raise CorruptMetadataError(path, f"unreadable parquet: {exc}") from exc
         return table, metadata.num_rows
+
+
+def read_data_file(
+    file_io: FileIO,
+    path: str,
+    columns: Sequence[str],
+    *,
+    predicate: Predicate | None = None,
+    stats_columns: Mapping[str, str] | None = None,
+    row_limit: int | None = None,
+    counters: ReadCounters | None = None,
+) -> tuple[pa.Table, int]:
+    """A data file of any format lakestore reads (its format from its name): ``columns`` and the
+    file's row count. Parquet files skip the row groups ``predicate`` rules out and stop at
+    ``row_limit`` (``read_parquet_file``); other formats read every row. Raises
+    ``FileNotFoundError``, ``CorruptMetadataError``, ``UnsupportedTableError`` (a format lakestore
+    does not read), ``UnsupportedTypeError``."""
+    fmt = format_of_file(path)
+    if fmt is PARQUET:
+        return read_parquet_file(
+            file_io, path, columns, predicate=predicate, stats_columns=stats_columns, row_limit=row_limit, counters=counters
+        )
+    table, rows = fmt.read(file_io, path, columns)
+    if counters is not None:
+        counters.add(files=1, read=1)
+    return table, rows

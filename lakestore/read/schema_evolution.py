@@ -14,7 +14,7 @@ from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, key_column
 from lakestore.io.fileio import FileIO
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.schema import SchemaManager, TableSchema
-from lakestore.read.parquet_read import ReadCounters, prunable, read_parquet_file
+from lakestore.read.parquet_read import ReadCounters, prunable, read_data_file
 from lakestore.read.predicate import Predicate
 
 _SYSTEM = (SEQUENCE_NUMBER, VALUE_KIND)
@@ -76,7 +76,7 @@ def read_as_schema(
     mapping = FileColumns.of(meta, schema, schemas, wanted)
     stats_columns = _stats_columns(schema, mapping.file_schema, predicate) if predicate is not None else None
     try:
-        table, file_rows = read_parquet_file(
+        table, file_rows = read_data_file(
             file_io,
             path,
             mapping.to_read,

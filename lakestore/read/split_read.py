@@ -29,7 +29,7 @@ from lakestore.meta.paths import TablePaths
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.data_evolution import ROW_TRACKING_COLUMNS, ROW_TRACKING_FIELDS, read_group, row_id_groups, tracking_columns
 from lakestore.read.deletion_vectors import apply_vector, read_vectors
-from lakestore.read.parquet_read import ReadCounters, read_parquet_file
+from lakestore.read.parquet_read import ReadCounters, read_data_file
 from lakestore.read.predicate import Predicate, apply_filter, restrict
 from lakestore.read.scan import Split
 from lakestore.read.schema_evolution import read_as_schema
@@ -183,7 +183,7 @@ class SplitReader:
     def _read_physical(self, split: Split, f: DataFileMeta, names: Sequence[str]) -> pa.Table:
         """Physical columns of a data file as stored (its row-tracking columns)."""
         path = self.file_path(split.partition_values, split.bucket, f)
-        table, _ = read_parquet_file(self.io_of(path), path, list(names), counters=self.counters)
+        table, _ = read_data_file(self.io_of(path), path, list(names), counters=self.counters)
         return table
 
     def _with_tracking(self, split: Split, f: DataFileMeta, table: pa.Table, tracking: Sequence[str]) -> pa.Table:

@@ -12,8 +12,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lakestore.format.binary_row import EMPTY_ROW
+from lakestore.format.file_format import FileFormat, WrittenFile, write_rolling
+from lakestore.format.formats import format_named
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, kv_file_schema
-from lakestore.format.parquet import WrittenFile, write_parquet_rolling
+from lakestore.format.parquet import ROW_GROUP_ROWS
 from lakestore.io.factory import io_for
 from lakestore.io.fileio import FileIO
 from lakestore.merge import retract_count
@@ -48,8 +50,9 @@ class _SchemaState:
         self.key_types = schema.types_of(self.key_names)
         self.target_file_size: int = self.options.target_file_size
         self.zstd_level = self.options.file_compression_zstd_level
-        # (changelog file?, level) -> codec / value-stats plan; races only compute a value twice
+        # (changelog file?, level) -> codec / format / value-stats plan; races only compute a value twice
         self.compressions: dict[tuple[bool, int], str] = {}
+        self.formats: dict[tuple[bool, int], FileFormat] = {}
         self.plans: dict[tuple[bool, int], ValueStatsPlan] = {}
         self._kv_schema: pa.Schema | None = None
         self._append_schema: pa.Schema | None = None
@@ -87,8 +90,9 @@ def _schema_state(table_path: str, schema: TableSchema) -> _SchemaState:
 
 class DataFileWriter:
     """Creates the data (``prefix`` "data") or changelog ("changelog") files of one bucket, named
-    and placed by ``lakestore.meta.paths`` (``data-<uuid>-<n>.parquet`` by default, maybe under
-    an external path). Remembers what it wrote so that an aborted write can remove its files."""
+    and placed by ``lakestore.meta.paths`` (``data-<uuid>-<n>.parquet`` by default, ``.orc`` for
+    ORC files, maybe under an external path), in the format ``file_format`` gives their level.
+    Remembers what it wrote so that an aborted write can remove its files."""
 
     def __init__(self, file_io: FileIO, schema: TableSchema, target: FileTarget, *, prefix: str = "data") -> None:
         self.schema = schema
@@ -133,6 +137,23 @@ class DataFileWriter:
             self._state.compressions[key] = codec
         return codec
 
+    def file_format(self, level: int) -> FileFormat:
+        """The format of a file at ``level``: ``changelog-file.format`` (else ``file.format``) for
+        changelog files, ``file.format.per.level`` (primary-key files), else ``file.format``.
+        Raises ``UnsupportedTableError`` for a format lakestore does not write."""
+        key = (self.is_changelog, level)
+        fmt = self._state.formats.get(key)
+        if fmt is None:
+            options = self.options
+            if self.is_changelog:
+                name = options.changelog_file_format
+            elif self.schema.primary_keys:
+                name = options.file_format_per_level.get(level, options.file_format)
+            else:
+                name = options.file_format
+            fmt = self._state.formats[key] = format_named(name)
+        return fmt
+
     def value_stats_plan(self, level: int) -> ValueStatsPlan:
         """The value statistics of a file this writer writes at ``level`` (lakestore/meta/stats.py).
         Append files: ``metadata.stats-mode``. Primary-key files: ``metadata.stats-mode.per.level``,
@@ -159,6 +180,7 @@ class DataFileWriter:
             field_modes=options.field_stats_modes,
             keep_first_n=options.stats_keep_first_n_columns,
             dense=options.stats_dense_store,
+            fmt=self.file_format(level),
         )
         self._state.plans[key] = plan
         return plan
@@ -168,9 +190,10 @@ class DataFileWriter:
         """The bucket's directory in the table (files may go to an external path instead)."""
         return self.paths.directory
 
-    def new_file(self) -> NewFile:
-        """Name and place the next file; it is removed with the writer's files on abort."""
-        new = self.paths.new_file(self.prefix)
+    def new_file(self, level: int = 0) -> NewFile:
+        """Name and place the next file (at ``level``: its format names it); it is removed with
+        the writer's files on abort."""
+        new = self.paths.new_file(self.prefix, self.file_format(level).name)
         self._by_name[new.name] = new
         self.written.append(new.path)
         return new
@@ -180,8 +203,8 @@ class DataFileWriter:
         new = self._by_name.get(meta.file_name)
         return replace(meta, external_path=new.external_path) if new is not None and new.external_path else meta
 
-    def _new_path(self) -> tuple[str, str]:
-        new = self.paths.new_file(self.prefix)
+    def _new_path(self, level: int) -> tuple[str, str]:
+        new = self.paths.new_file(self.prefix, self.file_format(level).name)
         self._by_name[new.name] = new
         return new.name, new.path
 
@@ -189,16 +212,18 @@ class DataFileWriter:
         names: list[str] = []
 
         def next_path() -> str:
-            name, path = self._new_path()
+            name, path = self._new_path(level)
             names.append(name)
             self.written.append(path)
             return path
 
-        files = write_parquet_rolling(
+        files = write_rolling(
+            self.file_format(level),
             self.file_io,
             next_path,
             table,
             target_size=self._state.target_file_size,
+            group_rows_max=ROW_GROUP_ROWS,
             compression=self.compression(level),
             zstd_level=self._state.zstd_level,
         )
@@ -221,7 +246,7 @@ class DataFileWriter:
 
     def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
-        keys = sorted_key_bounds(rows, self._key_names, self._key_types)
+        keys = sorted_key_bounds(rows, self._key_names, self._key_types, self.file_format(level))
         plan = self.value_stats_plan(level)
         return DataFileMeta(
             file_name=name,

@@ -157,7 +157,7 @@ def test_write_compaction_skip_falls_back_to_write_only():
         ("metadata.stats-mode", "truncate(0)"),
         ("metadata.stats-mode", "minmax"),
         ("file.compression", "lzo"),
-        ("file.format", "orc"),
+        ("file.format", "avro"),
         ("changelog-file.format", "avro"),
         ("fields.v.stats-mode", "all"),
     ],

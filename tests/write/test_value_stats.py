@@ -206,7 +206,7 @@ def test_file_compression(catalog, compression):
 @pytest.mark.parametrize(
     "options",
     [
-        {"file.format": "orc"},
+        {"file.format": "avro"},
         {"changelog-file.format": "avro"},
         {"file.compression": "lzo"},
         {"file.compression": "brotli"},  # Paimon Java cannot read it
