@@ -1,6 +1,6 @@
 """The lakestore tables of the pipeline: schemas, keys and options, created on first use.
 
-``orders`` and ``lineitem`` are primary-key tables partitioned by order date (``dt``) with fixed
+``orders`` and ``lineitem`` (declared in YAML, see ``DECLARATIONS``) are primary-key tables partitioned by order date (``dt``) with fixed
 buckets and ``write-only=true`` writers (compaction is a dedicated stage). Their landing rows carry
 a row kind (``_op``: +I/+U/-D) and the landing day (``_seq``) as sequence field, so the newest
 change of a key wins even when days are ingested out of order.
@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -118,10 +121,16 @@ class TableSpec:
     partition_keys: tuple[str, ...] = ()
     options: Mapping[str, str] = field(default_factory=dict)
     lifecycle: bool = False  # a main table: bucket count and retention come from the catalog resource
+    database: str = DATABASE
 
     @property
     def identifier(self) -> str:
-        return f"{DATABASE}.{self.name}"
+        return f"{self.database}.{self.name}"
+
+    @property
+    def day_column(self) -> str:
+        """The partition column holding the day (``YYYY-MM-DD``) the lifecycle stages work on."""
+        return self.partition_keys[0] if self.partition_keys else "dt"
 
 
 # Every table of the pipeline publishes Iceberg-compatible metadata next to its data
@@ -132,14 +141,6 @@ class TableSpec:
 # is visible to Iceberg readers at once.
 ICEBERG = {"metadata.iceberg.storage": "table-location"}
 _PUBLISHED_ON_COMMIT = {**ICEBERG, "full-compaction.delta-commits": "1"}
-
-_CHANGE_OPTIONS = {"write-only": "true", "rowkind.field": "_op", "sequence.field": "_seq", **ICEBERG}
-# orders feeds the marts through its changelog: the lookup producer gives each ingestion commit
-# the before (-U/-D) and after (+I/+U) images of the keys it changed.
-_ORDERS_OPTIONS = {**_CHANGE_OPTIONS, "changelog-producer": "lookup"}
-
-ORDERS = TableSpec("orders", ORDERS_SCHEMA, ("dt", "o_orderkey"), ("dt",), _ORDERS_OPTIONS, lifecycle=True)
-LINEITEM = TableSpec("lineitem", LINEITEM_SCHEMA, ("dt", "l_orderkey", "l_linenumber"), ("dt",), _CHANGE_OPTIONS, lifecycle=True)
 # customer uses Paimon's default for primary-key tables, dynamic buckets: a bucket fills up to
 # the target number of keys, then the next starts (SF1's 150k customers spread over 3 buckets).
 CUSTOMER = TableSpec(
@@ -167,13 +168,33 @@ ORDER_STATUS = TableSpec(
     {"bucket": "1", "merge-engine": "partial-update", **_PUBLISHED_ON_COMMIT},
 )
 
-MAIN_TABLES = (ORDERS, LINEITEM)
+# The main tables (orders, lineitem) are declared in YAML with their lifecycle, as a project's own
+# tables are (pipelines/defs/tpch/<table>/defs.yaml, loaded by Dagster as PaimonTableComponents):
+# ORDERS, LINEITEM and MAIN_TABLES are read from there on first use.
+DECLARATIONS = Path(__file__).resolve().parents[2] / "pipelines" / "defs" / "tpch"
+_MAIN = {"ORDERS": "orders", "LINEITEM": "lineitem"}
+
+
+@cache
+def declared_spec(name: str) -> TableSpec:
+    """The ``TableSpec`` of a main table, from its ``defs.yaml``."""
+    from assets.common.declared import read_declaration  # noqa: PLC0415 - it imports this module
+
+    return read_declaration(DECLARATIONS / name / "defs.yaml").spec()
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MAIN:
+        return declared_spec(_MAIN[name])
+    if name == "MAIN_TABLES":
+        return tuple(declared_spec(table) for table in _MAIN.values())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def ensure_table(catalog: lakestore.Catalog, spec: TableSpec, lifecycle_options: Mapping[str, str] | None = None) -> lakestore.Table:
     """Get the table, creating it (and the database) on first use. Raises OptionError if this
     lakestore build does not implement an option the spec needs."""
-    catalog.create_database(DATABASE, exist_ok=True)
+    catalog.create_database(spec.database, exist_ok=True)
     if catalog.table_exists(spec.identifier):
         return catalog.get_table(spec.identifier)
     options = dict(spec.options)

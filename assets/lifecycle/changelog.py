@@ -10,10 +10,11 @@ import pyarrow.compute as pc
 
 import lakestore
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
-from assets.common.partitions import daily_partitions, single_run
+from assets.common.partitions import single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.ingest import find_ingestion
 from assets.lifecycle.keys import changelog_key, ingest_user, ingested_key
+from assets.lifecycle.plan import DEFAULT_PLAN, LifecyclePlan
 from lakestore.meta.manifest import ADD
 from lakestore.read.changes import ROW_KIND_COLUMN
 from resources import LakestoreResource
@@ -56,13 +57,13 @@ def day_changes(table: lakestore.Table, snapshot: lakestore.Snapshot | None, day
     return out
 
 
-def build_changelog_asset(spec: TableSpec) -> dg.AssetsDefinition:
+def build_changelog_asset(spec: TableSpec, plan: LifecyclePlan = DEFAULT_PLAN) -> dg.AssetsDefinition:
     key = changelog_key(spec.name)
 
     @dg.asset(
         key=key,
         deps=[ingested_key(spec.name)],
-        partitions_def=daily_partitions,
+        partitions_def=plan.partitions_def,
         backfill_policy=single_run,
         group_name=spec.name,
         kinds={"lakestore"},

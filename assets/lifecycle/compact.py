@@ -8,9 +8,10 @@ from dagster_pyspark import LazyPySparkResource
 import lakestore as ls
 from assets.common.lsm import partitions_needing_compaction, table_shape
 from assets.common.metadata import Stopwatch, commit_stats, materialization_metadata
-from assets.common.partitions import daily_partitions, single_run
+from assets.common.partitions import single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import compacted_key, ingested_key
+from assets.lifecycle.plan import DEFAULT_PLAN, LifecyclePlan
 from resources import LakestoreResource
 
 PRESERVES_ROWS = "compaction_preserves_rows"
@@ -22,13 +23,13 @@ class CompactionConfig(dg.Config):
     include_triggered: bool = True  # also compact other partitions at/above the compaction trigger
 
 
-def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
+def build_compaction_asset(spec: TableSpec, plan: LifecyclePlan = DEFAULT_PLAN) -> dg.AssetsDefinition:
     key = compacted_key(spec.name)
 
     @dg.asset(
         key=key,
         deps=[ingested_key(spec.name)],
-        partitions_def=daily_partitions,
+        partitions_def=plan.partitions_def,
         backfill_policy=single_run,
         group_name=spec.name,
         kinds={"lakestore"},
@@ -50,16 +51,17 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
         days = list(context.partition_keys)
         triggered = sorted(set(partitions_needing_compaction(table)) - set(days)) if config.include_triggered else []
         targets = sorted(set(days) | set(triggered))
-        where = ls.col("dt").isin(targets)
+        day = spec.day_column
+        where = ls.col(day).isin(targets)
         before = table.to_arrow(columns=list(table.primary_keys), filter=where).num_rows
         snapshots: list = []
         status = "compacted"
         if config.engine == "spark":
             from lakestore.spark import compact as spark_compact  # noqa: PLC0415 - imports pyspark
 
-            snapshots = list(spark_compact(spark.spark_session, table, full=True, partitions=[{"dt": d} for d in targets]))
+            snapshots = list(spark_compact(spark.spark_session, table, full=True, partitions=[{day: d} for d in targets]))
         else:
-            snapshots = list(table.compact(full=True, partitions=[{"dt": d} for d in targets], commit_user=f"compact-{spec.name}"))
+            snapshots = list(table.compact(full=True, partitions=[{day: d} for d in targets], commit_user=f"compact-{spec.name}"))
         context.log.info(f"{spec.identifier}: {status} {len(targets)} partition(s) -> snapshots {[s.id for s in snapshots]}")
 
         latest = table.latest_snapshot()
@@ -68,7 +70,7 @@ def build_compaction_asset(spec: TableSpec) -> dg.AssetsDefinition:
             after = table.to_arrow(filter=where, snapshot_id=latest.id if latest else None).num_rows
         except Exception as exc:  # noqa: BLE001 - the check reports any read failure
             readable, error = False, f"{type(exc).__name__}: {exc}"
-        shapes = table_shape(table, partitions=targets)
+        shapes = table_shape(table, partitions=targets, partition_key=day)
         meta = materialization_metadata(
             table,
             commit_stats(table, snapshots),

@@ -4,9 +4,10 @@ import dagster as dg
 
 import lakestore as ls
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
-from assets.common.partitions import daily_partitions, single_run
+from assets.common.partitions import single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import expired_key, tagged_key
+from assets.lifecycle.plan import DEFAULT_PLAN, LifecyclePlan
 from resources import LakestoreResource
 
 RETENTION = "retention_respected"
@@ -52,13 +53,13 @@ def retention_check(table: ls.Table, key: dg.AssetKey, *, expired_now: bool) -> 
     )
 
 
-def build_expiration_asset(spec: TableSpec) -> dg.AssetsDefinition:
+def build_expiration_asset(spec: TableSpec, plan: LifecyclePlan = DEFAULT_PLAN) -> dg.AssetsDefinition:
     key = expired_key(spec.name)
 
     @dg.asset(
         key=key,
         deps=[tagged_key(spec.name)],
-        partitions_def=daily_partitions,
+        partitions_def=plan.partitions_def,
         backfill_policy=single_run,
         group_name=spec.name,
         kinds={"lakestore"},

@@ -5,17 +5,18 @@ import dagster as dg
 
 from assets.common.days import day_number
 from assets.common.metadata import CommitStats, Stopwatch, materialization_metadata
-from assets.common.partitions import daily_partitions, single_run
+from assets.common.partitions import single_run
 from assets.common.tables import TableSpec, ensure_table
 from assets.lifecycle.keys import compacted_key, ingest_user, tagged_key
+from assets.lifecycle.plan import DEFAULT_PLAN, LifecyclePlan
 from resources import LakestoreResource
 
 
-def build_tag_asset(spec: TableSpec) -> dg.AssetsDefinition:
+def build_tag_asset(spec: TableSpec, plan: LifecyclePlan = DEFAULT_PLAN) -> dg.AssetsDefinition:
     @dg.asset(
         key=tagged_key(spec.name),
         deps=[compacted_key(spec.name)],
-        partitions_def=daily_partitions,
+        partitions_def=plan.partitions_def,
         backfill_policy=single_run,
         group_name=spec.name,
         kinds={"lakestore"},
