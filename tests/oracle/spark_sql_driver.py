@@ -52,6 +52,14 @@ def paimon_spark_jar() -> Path:
     return Path(os.environ.get("LAKESTORE_PAIMON_SPARK_JAR", default)).resolve()
 
 
+def hms4compat_jar() -> Path:
+    """The Hive 2.3 metastore client that asks HMS 4 with ``get_table_req`` (HMS 4 removed
+    ``get_table``), beside the paimon-spark jar: Paimon's Hive catalog against the suite's
+    metastore uses it (``metastore.client.class=hms4compat.GetTableReqMetaStoreClient``)."""
+    default = REPO_ROOT.parent / "shared" / "jars" / "hms4compat-metastore-client.jar"
+    return Path(os.environ.get("LAKESTORE_HMS4COMPAT_JAR", default)).resolve()
+
+
 def spark_sql_unavailable_reason() -> str | None:
     if not spark40_python().exists():
         return f"the pyspark 4.0 venv is missing ({spark40_python()}); run scripts/install_spark40.sh"
@@ -89,7 +97,8 @@ class SparkSqlOracle:
         self._names = itertools.count(1)
         self._response()  # the "ready" line
         settings = {"spark.local.dir": self._tmp, "spark.sql.warehouse.dir": str(Path(self._tmp) / "spark-warehouse"), **(conf or {})}
-        started = self.request("start", jars=[str(paimon_spark_jar())], conf=settings)
+        jars = [str(paimon_spark_jar())] + ([str(hms4compat_jar())] if hms4compat_jar().exists() else [])
+        started = self.request("start", jars=jars, conf=settings)
         self.start_seconds: float = started["seconds"]
         self.version: str = started["version"]
 
