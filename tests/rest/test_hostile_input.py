@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -391,10 +392,11 @@ def test_init_creates_owner_only_files_once_and_never_through_a_link(tmp_path: P
     before = _tree(tmp_path)
     res = _cli("serve-admin", "--warehouse", str(warehouse), "init")  # the token file exists: refused
     assert res.returncode == 1 and "exists already" in res.stderr, res.stderr
+    assert _tree(tmp_path) == before
     token_file.unlink()
     res = _cli("serve-admin", "--warehouse", str(warehouse), "init")  # the database exists: refused
     assert res.returncode == 1 and "exists already" in res.stderr, res.stderr
-    assert not token_file.exists()
+    assert _tree(tmp_path) == {k: v for k, v in before.items() if k != "wh/.lakestore-admin-token"}
     # a link planted where the token goes is never followed (nor replaced)
     other = tmp_path / "other"
     other.mkdir()
@@ -409,7 +411,6 @@ def test_init_creates_owner_only_files_once_and_never_through_a_link(tmp_path: P
     res = _cli("serve-admin", "--warehouse", str(other), "init")
     assert res.returncode == 1 and "exists already" in res.stderr, res.stderr
     assert target.read_text() == "keep" and not (other / ".lakestore-admin-token").exists()
-    del before
 
 
 def test_removed_principals_lose_every_token_at_once(setup: Setup):
@@ -440,3 +441,31 @@ def test_a_token_of_a_principal_deleted_by_hand_is_refused(setup: Setup):
     status, body = server.call("GET", T, token)
     refused(setup, status, body, 401)
     setup.alive()
+
+
+def test_serve_init_is_a_first_start_only(tmp_path: Path):
+    warehouse = tmp_path / "wh"
+    server = Server(warehouse, free_port(), tmp_path / "server.log")
+    cmd = [sys.executable, "-m", "lakestore.cli", "serve", "--warehouse", str(warehouse), "--port", str(server.port), "--init"]
+    log = server.log.open("ab")
+    server.proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=log)
+    try:
+        for _ in range(300):
+            if server.proc.poll() is not None:
+                raise AssertionError(server.log.read_text())
+            try:
+                if server.call("GET", "/v1/config", None)[0] == 401:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        assert (warehouse / ".lakestore-admin-token").stat().st_mode & 0o777 == 0o600
+        assert server.call("GET", "/v1/config", server.admin_token)[0] == 200
+        assert "created principal 'admin'" in server.log.read_text()
+    finally:
+        server.stop()
+        log.close()
+    before = _tree(tmp_path / "wh")
+    res = _cli("serve", "--warehouse", str(warehouse), "--port", str(free_port()), "--init")
+    assert res.returncode == 2 and "exists already" in res.stderr, res.stderr
+    assert _tree(tmp_path / "wh") == before
