@@ -38,6 +38,7 @@ class Metastore:
     root: str  # the server's folder: conf, log, the default warehouse
     pid: int
     start_seconds: float  # from launching the JVM to the Thrift port answering
+    schema_seconds: float = 0.0  # the schema tool's run
 
     @property
     def uri(self) -> str:
@@ -139,6 +140,7 @@ def start_metastore(root: str, postgres: Postgres) -> tuple[Metastore, subproces
     classpath = f"{conf}:{HMS_HOME}/lib/*"
     jvm = [java, "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Dlog4j.configurationFile={conf}/metastore-log4j2.properties"]
     env = {**os.environ, "METASTORE_HOME": str(HMS_HOME)}
+    schema_started = time.monotonic()
     schema = subprocess.run(
         [
             *jvm,
@@ -157,6 +159,7 @@ def start_metastore(root: str, postgres: Postgres) -> tuple[Metastore, subproces
     )
     if schema.returncode != 0:
         raise RuntimeError(f"the metastore schema tool failed:\n{schema.stdout[-3000:]}\n{schema.stderr[-3000:]}")
+    schema_seconds = time.monotonic() - schema_started
     port = free_port()
     started = time.monotonic()
     with open(f"{root}/stdout.log", "wb") as out:
@@ -173,7 +176,7 @@ def start_metastore(root: str, postgres: Postgres) -> tuple[Metastore, subproces
     except Exception:
         _stop(proc)
         raise
-    return Metastore(port=port, root=root, pid=proc.pid, start_seconds=time.monotonic() - started), proc
+    return Metastore(port=port, root=root, pid=proc.pid, start_seconds=time.monotonic() - started, schema_seconds=schema_seconds), proc
 
 
 @pytest.fixture(scope="session")

@@ -71,7 +71,7 @@ from lakestore.errors import (
     TableNotFoundError,
 )
 from lakestore.io.fileio import FileIO, local_path, uri_scheme
-from lakestore.io.hive_lock import HiveCatalogLock
+from lakestore.io.hive_lock import HiveCatalogLock, hive_lock_requested
 from lakestore.io.hive_metastore import METASTORE_WAREHOUSE, MetastoreAddress, MetastoreClient, hive_conf, ttypes
 from lakestore.io.lock import parse_bool
 from lakestore.meta.branch import branch_root
@@ -149,7 +149,9 @@ class HiveCatalog(Catalog):
         self.lock = self._catalog_lock(opts)
 
     def _catalog_lock(self, opts: Mapping[str, str]) -> HiveCatalogLock | None:
-        if not parse_bool(LOCK_ENABLED, opts.get(LOCK_ENABLED, "false")):
+        """The metastore's table lock for create/alter (``lock.enabled``, unless ``lock.type``
+        names another lock: then only commits hold that one, through the file IO)."""
+        if not hive_lock_requested(opts):
             return None
         existing = getattr(self.file_io, "lock", None)
         return existing if isinstance(existing, HiveCatalogLock) else HiveCatalogLock.from_options(opts)

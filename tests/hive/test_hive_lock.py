@@ -207,3 +207,22 @@ def test_a_long_section_keeps_its_lock_by_heartbeating(metastore: Metastore):
     contender.run_with_lock(f"hive.{db}.t", lambda: acquired.append(time.monotonic()))
     thread.join(30)
     assert released and acquired and acquired[0] >= released[0]
+
+
+def test_the_filesystem_catalog_takes_the_hive_lock_with_lock_type_hive(metastore: Metastore, tmp_path: Path):
+    options = {"lock.enabled": "true", "lock.type": "hive", "uri": metastore.uri}
+    catalog = lakestore.Catalog(str(tmp_path / "wh"), options=options)
+    assert type(catalog) is lakestore.Catalog and isinstance(catalog.file_io.lock, HiveCatalogLock)
+    db = _db()
+    catalog.create_database(db)
+    table = catalog.create_table(f"{db}.t", schema=SCHEMA)
+    errors: list[BaseException] = []
+    write = threading.Thread(
+        target=_capture, args=(lambda: table.write_arrow(pa.table({"id": [1], "worker": pa.array([0], pa.int32())})), errors)
+    )
+    with _lock(metastore).hold(db, "t"):
+        write.start()
+        time.sleep(0.8)
+        assert write.is_alive()  # the commit waits for the metastore's lock on the table
+    write.join(15)
+    assert not errors and table.latest_snapshot().id == 1
