@@ -1,8 +1,10 @@
-"""Partition sync of ``metastore.partitioned-table`` tables: after each commit the Hive catalog
+"""Partition sync of ``metastore.partitioned-table`` and ``metastore.tag-to-partition`` tables: after each commit the Hive catalog
 adds the partitions the commit created to the metastore (``add_partitions_req``,
 ``ifNotExists``) and sets the statistics of every partition it touched (``numFiles``,
 ``totalSize``, ``numRows``, ``lastUpdateTime``, ``totalBuckets``, ``transient_lastDdlTime``),
-as Paimon's add-partition commit callback and ``HiveCatalog.alterPartitions`` do.
+as Paimon's add-partition commit callback and ``HiveCatalog.alterPartitions`` do. Tags of a
+``metastore.tag-to-partition`` table created or deleted through ``table.manage`` add or drop
+their partition (Paimon's ``AddPartitionTagCallback``).
 
 A failed sync is logged, never raised: the commit has landed; the next commit of the same
 partitions syncs them again.
@@ -10,15 +12,19 @@ partitions syncs them again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from typing import Any
 
-from lakestore.catalog.hive_table import metastore_partitioned, new_partitions, partition_spec, partition_statistics
+from lakestore.catalog.hive_table import TAG_TO_PARTITION, metastore_partitioned, new_partitions, partition_spec, partition_statistics
+from lakestore.errors import HiveMetastoreError
 from lakestore.io.fileio import FileIO
 from lakestore.io.hive_metastore import MetastoreClient, ttypes
+from lakestore.manage import TableManagement
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.snapshot import Snapshot
+from lakestore.meta.tag import Tag
 from lakestore.table import Table
 
 log = logging.getLogger(__name__)
@@ -84,6 +90,22 @@ class PartitionSync:
         if updated:
             self.client.call("alter_partitions", self.database, self.table, updated)
 
+    def tag_partition(self, table: Table, tag: str, *, create: bool) -> None:
+        """Add (or drop) the partition ``<tag-to-partition field>=<tag>``; nothing for other tables."""
+        field = table.schema.options.get(TAG_TO_PARTITION)
+        if not field:
+            return
+        t = ttypes()
+        if not create:
+            # Paimon's dropPartitions ignores a partition that is not there
+            with contextlib.suppress(t.NoSuchObjectException, HiveMetastoreError):
+                self.client.call("drop_partition", self.database, self.table, [tag], False)
+            return
+        hms_table = self.client.call("get_table_req", t.GetTableRequest(dbName=self.database, tblName=self.table)).table
+        parts = new_partitions(self.database, self.table, hms_table, [f"{_escape(field)}={_escape(tag)}"], [field])
+        request = t.AddPartitionsRequest(dbName=self.database, tblName=self.table, parts=parts, ifNotExists=True, needResult=False)
+        self.client.call("add_partitions_req", request)
+
 
 def _partition_name(keys: Sequence[str], spec: dict[str, str]) -> str:
     """HMS's partition name ``k1=v1/k2=v2`` (Hive's escaping of path characters)."""
@@ -97,6 +119,40 @@ def _escape(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _UNSAFE else c for c in text)
 
 
+class HiveTagManagement(TableManagement[Table]):
+    """``table.manage`` of a Hive catalog table: with ``metastore.tag-to-partition=<field>`` a
+    created tag adds the metastore partition ``<field>=<tag>`` and a deleted tag drops it, as
+    Paimon's ``AddPartitionTagCallback``."""
+
+    def __init__(self, table: Table, sync: PartitionSync) -> None:
+        super().__init__(table.store, open_branch=table.on_branch, iceberg_sources=table._iceberg_sources)
+        self._table = table
+        self._sync = sync
+
+    def create_tag(
+        self, name: str, snapshot_id: int | None = None, time_retained: int | str | None = None, *, watermark: int | None = None
+    ) -> Tag:
+        """``TableManagement.create_tag``, then the tag's metastore partition.
+
+        Raises:
+            TagAlreadyExistsError: a tag of that name exists.
+            InvalidTagNameError: a name Paimon refuses.
+            SnapshotNotFoundError: the snapshot (or watermark) has no snapshot.
+        """
+        tag = super().create_tag(name, snapshot_id, time_retained, watermark=watermark)
+        self._sync.tag_partition(self._table, name, create=True)
+        return tag
+
+    def delete_tag(self, name: str) -> None:
+        """``TableManagement.delete_tag``, then the tag's metastore partition.
+
+        Raises:
+            TagNotFoundError: the tag does not exist.
+        """
+        super().delete_tag(name)
+        self._sync.tag_partition(self._table, name, create=False)
+
+
 class HiveTable(Table):
     """A table opened through the Hive catalog: its commits on the main branch sync partitions
     to the metastore (``metastore.partitioned-table``)."""
@@ -106,6 +162,14 @@ class HiveTable(Table):
     ) -> None:
         self.sync = sync
         super().__init__(path, file_io=file_io, identifier=identifier, branch=branch)
+
+    @property
+    def manage(self) -> TableManagement[Table]:
+        """``Table.manage``; tags of a ``metastore.tag-to-partition`` table become metastore
+        partitions (``HiveTagManagement``)."""
+        if self.sync is None or self.branch != MAIN_BRANCH:
+            return super().manage
+        return HiveTagManagement(self, self.sync)
 
     def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
         try:

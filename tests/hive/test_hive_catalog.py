@@ -274,8 +274,17 @@ def test_tag_to_partition_registers_a_string_partition_key(metastore: Metastore,
     catalog = _catalog(metastore, tmp_path / "wh")
     db = _db()
     catalog.create_database(db)
-    catalog.create_table(f"{db}.t", schema=pa.schema([("id", pa.int64())]), options={"metastore.tag-to-partition": "tag"})
+    table = catalog.create_table(f"{db}.t", schema=pa.schema([("id", pa.int64())]), options={"metastore.tag-to-partition": "tag"})
     assert [(c.name, c.type) for c in _hms_table(catalog, db, "t").partitionKeys] == [("tag", "string")]
+    table.write_arrow(pa.table({"id": [1]}))
+    assert catalog.client.call("get_partition_names", db, "t", -1) == []  # commits add no partitions
+    table.manage.create_tag("2024-01-01")
+    table.manage.create_tag("v2")
+    assert sorted(catalog.client.call("get_partition_names", db, "t", -1)) == ["tag=2024-01-01", "tag=v2"]
+    request = ttypes().GetPartitionsByNamesRequest(db_name=db, tbl_name="t", names=["tag=v2"])
+    assert _local(catalog.client.call("get_partitions_by_names_req", request).partitions[0].sd.location) == f"{table.path}/tag=v2"
+    catalog.get_table(f"{db}.t").manage.delete_tag("v2")
+    assert catalog.client.call("get_partition_names", db, "t", -1) == ["tag=2024-01-01"]
     with pytest.raises(OptionError, match="tag-to-partition"):
         catalog.create_table(
             f"{db}.p", schema=pa.schema([("dt", pa.string())]), partition_keys=["dt"], options={"metastore.tag-to-partition": "tag"}
