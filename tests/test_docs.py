@@ -81,7 +81,7 @@ def test_api_reference_documents_every_export():
         if f"lakestore.{name}" not in directives and not in_errors_module:
             missing.append(name)
     assert missing == []
-    assert "lakestore.scan.TableScan" in directives  # what table.scan() returns
+    assert "lakestore.TableScan" in directives  # what table.scan() returns
 
 
 def test_cli_reference_names_every_command():
