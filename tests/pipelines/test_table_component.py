@@ -71,6 +71,7 @@ def load_project(root: Path, monkeypatch: pytest.MonkeyPatch, tables: dict[str, 
     """A project of its own under ``root`` (dg.toml, a package with a defs folder holding one
     folder per table), loaded as Dagster loads a components project."""
     package = f"proj_{uuid.uuid4().hex[:8]}"
+    root.mkdir(parents=True, exist_ok=True)
     (root / "dg.toml").write_text(f'directory_type = "project"\n\n[project]\nroot_module = "{package}"\n')
     (root / package / "defs").mkdir(parents=True)
     (root / package / "__init__.py").write_text("")
