@@ -155,11 +155,14 @@ class TableMaintenance:
 
     def check(self) -> TableCheck:
         """Commits whose rows no snapshot holds: manifest lists nothing references and the data
-        files they add (a commit replaced by another engine's publish, crashed, or in flight).
-        Reads only.
+        files they add (a commit replaced by another engine's publish, crashed, or in flight);
+        and retained snapshots that fail the REST catalog's commit validation
+        (``lakestore.commit.validate``: paths outside the table, missing files, unknown schema
+        ids, fields outside Paimon's ranges). Reads only.
 
         Returns:
-            A ``TableCheck`` (``.ok``: nothing found; ``.unreferenced_commits``: what was).
+            A ``TableCheck`` (``.ok``: nothing found; ``.unreferenced_commits`` and
+            ``.invalid_snapshots``: what was).
 
         Raises:
             UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
