@@ -44,7 +44,7 @@ def test_spark_dataframes_are_written_distributed_and_read_back(spark, io_manage
     @dg.asset(
         key=["db", "clicks"],
         partitions_def=regions,
-        metadata={"partition_expr": "region", "table_options": {"bucket": "2", "bucket-key": "id"}},
+        metadata={"partition_expr": "region"},
     )
     def clicks(context: dg.AssetExecutionContext) -> DataFrame:
         n = version["n"]
