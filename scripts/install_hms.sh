@@ -35,12 +35,12 @@ cat >"$HMS/pom.xml" <<POM
   </dependencies>
 </project>
 POM
-(cd "$HMS" && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$REPO" dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime >/dev/null) \
-    || { echo "install_hms: could not fetch the metastore's jars" >&2; exit 1; }
+(cd "$HMS" && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$REPO" dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime >mvn.log 2>&1) \
+    || { tail -20 "$HMS/mvn.log" >&2; echo "install_hms: could not fetch the metastore's jars" >&2; exit 1; }
 rm -f "$HMS"/lib/slf4j-log4j12-*.jar "$HMS"/lib/slf4j-reload4j-*.jar  # one SLF4J binding: log4j2's
 (cd "$HMS" && mvn -B -q -Dstyle.color=never -Dmaven.repo.local="$REPO" dependency:copy \
-    -Dartifact="org.apache.hive:hive-standalone-metastore-server:$VERSION:tar.gz:bin" -DoutputDirectory=. >/dev/null) \
-    || { echo "install_hms: could not fetch the metastore's schema scripts" >&2; exit 1; }
+    -Dartifact="org.apache.hive:hive-standalone-metastore-server:$VERSION:tar.gz:bin" -DoutputDirectory=. >mvn.log 2>&1) \
+    || { tail -20 "$HMS/mvn.log" >&2; echo "install_hms: could not fetch the metastore's schema scripts" >&2; exit 1; }
 tar xzf "$HMS/hive-standalone-metastore-server-$VERSION-bin.tar.gz" -C "$HMS" --strip-components=1 \
     --wildcards '*/scripts/metastore/upgrade/derby/*' '*/scripts/metastore/upgrade/postgres/*'
 rm -f "$HMS/hive-standalone-metastore-server-$VERSION-bin.tar.gz"
