@@ -99,7 +99,7 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
         schema = spark_arrow_schema(obj) if data is None else data.schema
         partitions_def = context.asset_partitions_def if context.has_asset_partitions else None
         dims = parts.dimensions(partitions_def, metadata, context.asset_key.to_user_string())
-        table = self._table_for(identifier, schema, metadata, dims)
+        table = self._table_for(identifier, schema, metadata, dims, mode)
         specs, head_filter = None, None
         if dims:
             assert partitions_def is not None
@@ -117,11 +117,14 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
         head = table.to_arrow(filter=head_filter, limit=PREVIEW_ROWS)
         context.add_output_metadata(output_metadata(table, snapshots, head=head))
 
-    def _table_for(self, identifier: str, schema: pa.Schema, metadata: Mapping[str, Any], dims: list[parts.Dimension]) -> lakestore.Table:
+    def _table_for(
+        self, identifier: str, schema: pa.Schema, metadata: Mapping[str, Any], dims: list[parts.Dimension], mode: str
+    ) -> lakestore.Table:
         """The output's table: created from ``schema`` and the metadata when missing, evolved
         (additive changes) when the output adds columns or widens types. The partition columns
         are checked before any schema change, so a refused output leaves the schema as it was
-        (an output the write then refuses, rows outside the partition, keeps the evolution).
+        (an output the write then refuses, rows outside the partition, keeps the evolution). An
+        upsert into a ``partial-update`` table may lack columns: they keep their values.
 
         Raises:
             TableDefinitionError: metadata keys that contradict the existing table.
@@ -146,16 +149,17 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
                 f"table {identifier} has partition keys {list(table.partition_keys)}, the asset declares {partition_keys}"
             )
         parts.check_partition_columns(dims, table.partition_keys, identifier)  # before any schema change
+        partial = mode == "upsert" and table.schema.options.get("merge-engine") == "partial-update"
         last: SchemaChangeError | None = None
         for _ in range(_EVOLVE_ATTEMPTS):
-            changes = evolution(table.arrow_schema, schema, identifier)
+            changes = evolution(table.arrow_schema, schema, identifier, partial=partial)
             if not changes:
                 return table
             try:
                 return catalog.alter_table(identifier, changes)
             except SchemaChangeError as exc:
                 table = catalog.get_table(identifier)  # another writer may have evolved it first
-                if not evolution(table.arrow_schema, schema, identifier):
+                if not evolution(table.arrow_schema, schema, identifier, partial=partial):
                     return table
                 last = exc
         raise IncompatibleSchemaError(f"table {identifier}: the schema change was refused: {last}") from last

@@ -31,9 +31,10 @@ def _paimon_type(arrow_type: pa.DataType, column: str, table: str) -> DataType:
         raise IncompatibleSchemaError(f"table {table}: column {column!r} of type {arrow_type} has no Paimon type: {exc}") from exc
 
 
-def evolution(table_schema: pa.Schema, output_schema: pa.Schema, table: str) -> list[SchemaChange]:
+def evolution(table_schema: pa.Schema, output_schema: pa.Schema, table: str, *, partial: bool = False) -> list[SchemaChange]:
     """The schema changes that let ``output_schema`` be written into a table of ``table_schema``
-    (empty: none needed).
+    (empty: none needed). ``partial``: the output may lack columns (an upsert into a
+    ``partial-update`` table, whose missing columns keep their values).
 
     Raises:
         IncompatibleSchemaError: the output lacks columns of the table, or changes a type in a
@@ -41,7 +42,7 @@ def evolution(table_schema: pa.Schema, output_schema: pa.Schema, table: str) -> 
     """
     missing = [name for name in table_schema.names if name not in output_schema.names]
     problems: list[str] = []
-    if missing:
+    if missing and not partial:
         problems.append(f"the output lacks columns {missing} (dropping columns is not an additive change)")
     changes: list[SchemaChange] = []
     for field in output_schema:

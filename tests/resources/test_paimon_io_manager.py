@@ -216,3 +216,19 @@ def test_unsupported_output_type_is_refused(io_manager):
 
     with pytest.raises(UnsupportedOutputTypeError, match="cannot store a builtins.dict"):
         run([odd], io_manager)
+
+
+def test_partial_update_upserts_may_omit_columns(io_manager, catalog):
+    outputs = iter([pa.table({"id": [1, 2], "name": ["a", "b"], "score": [1.0, 2.0]}), pa.table({"id": [2], "score": [9.0]})])
+
+    @dg.asset(
+        key=["db", "profiles"],
+        metadata={"primary_keys": ["id"], "write_mode": "upsert", "table_options": {"merge-engine": "partial-update", "bucket": "1"}},
+    )
+    def profiles() -> pa.Table:
+        return next(outputs)
+
+    run([profiles], io_manager)
+    run([profiles], io_manager)
+    rows = _sorted(catalog.get_table("db.profiles").to_arrow()).to_pylist()
+    assert rows == [{"id": 1, "name": "a", "score": 1.0}, {"id": 2, "name": "b", "score": 9.0}]
