@@ -139,7 +139,7 @@ BAD_OPTIONS = [
     {"write-buffer-size": "lots"},
     {"target-file-size": "-1 mb"},
     {"manifest.merge-min-count": "0"},
-    {"file.format": "avro"},
+    {"file.format": "lance"},
     {"merge-engine": "nonsense"},
     {"commit.max-retries": "x"},
     {"changelog-producer": "bogus"},

@@ -5,14 +5,14 @@ current ``file.format`` says)."""
 from __future__ import annotations
 
 from lakestore.errors import UnsupportedTableError
+from lakestore.format.avro import AVRO
 from lakestore.format.file_format import FileFormat, format_identifier
 from lakestore.format.orc import ORC
 from lakestore.format.parquet import PARQUET
 
-FORMATS: dict[str, FileFormat] = {f.name: f for f in (PARQUET, ORC)}
+FORMATS: dict[str, FileFormat] = {f.name: f for f in (PARQUET, ORC, AVRO)}
 # Formats Paimon writes that lakestore does not implement, and why.
 UNIMPLEMENTED = {
-    "avro": "avro data files are not implemented (lakestore reads and writes parquet and orc data files)",
     "csv": "csv data files are not implemented",
     "json": "json data files are not implemented",
     "lance": "lance data files are not implemented",

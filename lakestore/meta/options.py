@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lakestore.errors import OptionError, UnsupportedTableError
+from lakestore.format.avro import AVRO_CODECS
 from lakestore.format.formats import FORMATS, UNIMPLEMENTED
 from lakestore.format.orc import ORC_CODECS
 from lakestore.format.parquet import PARQUET_CODECS
@@ -134,14 +135,15 @@ def _level_map(parse: Callable[[str], str]) -> Callable[[str], dict[int, str]]:
 # ``_check_format_codecs``). lzo is not among them because pyarrow cannot write it. brotli is
 # accepted on tables another engine created (lakestore reads and continues them), never for new
 # tables: Paimon's Java parquet reader has no brotli codec unless one is added to its classpath.
-FILE_COMPRESSIONS = tuple(dict.fromkeys(PARQUET_CODECS + ORC_CODECS))
+FILE_COMPRESSIONS = tuple(dict.fromkeys(PARQUET_CODECS + ORC_CODECS + AVRO_CODECS))
 
 
 def _file_compression(text: str) -> str:
     value = str(text).strip().lower()
     if value not in FILE_COMPRESSIONS:
         raise ValueError(
-            f"lakestore writes parquet files compressed with {', '.join(PARQUET_CODECS)} and orc files with {', '.join(ORC_CODECS)}"
+            f"lakestore writes parquet files compressed with {', '.join(PARQUET_CODECS)}, orc files with {', '.join(ORC_CODECS)}"
+            f" and avro files with {', '.join(AVRO_CODECS)}"
         )
     return value
 

@@ -1,8 +1,8 @@
 """ORC data files through the file-format abstraction (lakestore/format/file_format.py, orc.py):
 every type round trips, codecs, statistics as Paimon's ORC extractor records them, mixed-format
 tables (each file's format from its name), per-level and changelog formats, deletion vectors
-over ORC files, compaction into the current format, and what is refused by name. Interop with
-Paimon Java: tests/interop/test_java_orc.py."""
+over ORC files, compaction into the current format, Avro files, and what is refused by name.
+Interop with Paimon Java: tests/interop/test_java_orc.py, test_java_avro.py."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 import lakestore
 from lakestore.errors import OptionError, UnsupportedTypeError
+from lakestore.format.avro import AVRO
 from lakestore.format.binary_row import decode_row
 from lakestore.format.file_format import format_identifier
 from lakestore.format.formats import format_named, format_of_file
@@ -154,9 +155,10 @@ def test_codecs(catalog, codec, orc_name):
         {"file.format": "orc", "file.compression": "gzip"},  # ORC has no gzip
         {"file.format": "parquet", "file.compression": "zlib"},  # parquet has no zlib
         {"file.format": "orc", "file.compression": "uncompressed"},
-        {"file.format": "avro"},
-        {"changelog-file.format": "avro"},
-        {"file.format.per.level": "0:avro"},
+        {"file.format": "lance"},
+        {"changelog-file.format": "csv"},
+        {"file.format.per.level": "0:json"},
+        {"file.format": "avro", "file.compression": "lz4"},  # Avro's codecs: zstd, snappy, deflate
     ],
     ids=lambda o: "-".join(o.values()),
 )
@@ -171,8 +173,9 @@ def test_format_from_file_name():
     assert format_identifier("data-1-0.zstd.orc") == "orc"
     assert format_of_file("data-1-0.ORC") is ORC
     assert format_named("parquet") is PARQUET
-    with pytest.raises(lakestore.UnsupportedTableError, match="avro"):
-        format_of_file("data-1-0.avro")
+    assert format_of_file("data-1-0.avro") is AVRO
+    with pytest.raises(lakestore.UnsupportedTableError, match="lance"):
+        format_of_file("data-1-0.lance")
 
 
 def test_orc_statistics_follow_paimons_extractor():
@@ -263,3 +266,24 @@ def test_timestamps_java_or_pyarrow_cannot_read_are_refused(catalog, value):
     with pytest.raises(UnsupportedTypeError, match="parquet"):
         table.write_arrow(pa.table({"t": value}))
     assert not files(table)
+
+
+@pytest.mark.parametrize("primary_keys", [["id"], []], ids=["pk", "append"])
+def test_avro_round_trips_and_compacts(catalog, primary_keys):
+    schema = pa.schema([f for f in SCHEMA if f.name != "ts9"])  # TIMESTAMP(9) has no Avro type
+    rows = data().select(schema.names)
+    options = {"file.format": "avro", "bucket": "1"} if primary_keys else {"file.format": "avro", "file.compression": "snappy"}
+    table = catalog.create_table("db.t", schema=schema, primary_keys=primary_keys, options=options)
+    table.write_arrow(rows)
+    table.write_arrow(rows.slice(1, 2))
+    expected = rows if primary_keys else pa.concat_tables([rows, rows.slice(1, 2)])
+    assert all(p.suffix == ".avro" for p in files(table)) and files(table)
+    same(table.to_arrow(), expected)
+    table.compact(full=True)
+    same(catalog.get_table("db.t").to_arrow(), expected)
+
+
+def test_avro_refuses_timestamp9(catalog):
+    table = catalog.create_table("db.t", schema=pa.schema([("t", pa.timestamp("ns"))]), options={"file.format": "avro"})
+    with pytest.raises(UnsupportedTypeError, match="Avro"):
+        table.write_arrow(pa.table({"t": pa.array([1], pa.timestamp("ns"))}))

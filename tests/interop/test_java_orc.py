@@ -153,3 +153,51 @@ def test_lakestore_continues_an_orc_table_paimon09_wrote(java09, java, catalog, 
     same_rows(catalog.get_table("db.t").to_arrow(), expected, keys)
     same_rows(java.read(warehouse, "db.t"), expected, keys)
     same_rows(java09.read(warehouse, "db.t"), expected, keys)
+
+
+def test_deletion_vectors_over_java_orc_files(java, catalog, warehouse):
+    """Java writes and compacts a deletion-vector ORC table; lakestore reads it, writes, and its
+    compaction gives Java's ORC file a deletion vector; Java reads the result."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    options = {**ORC, "bucket": "1", "deletion-vectors.enabled": "true"}
+    java.create_table(warehouse, "db.t", schema, primary_keys=["id"], options=options)
+    java.write(warehouse, "db.t", pa.table({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"]}, schema=schema))
+    java.compact(warehouse, "db.t")
+    java.write(warehouse, "db.t", pa.table({"id": [2, 3], "v": ["B", "C"]}, schema=schema))
+    java.compact(warehouse, "db.t")
+    table = catalog.get_table("db.t")
+    expected = pa.table({"id": [1, 2, 3, 4], "v": ["a", "B", "C", "d"]}, schema=schema)
+    same_rows(table.to_arrow(), expected, ["id"])
+    table.write_arrow(pa.table({"id": [4, 5], "v": ["D", "e"]}, schema=schema))
+    table.compact()
+    assert list((Path(table.path) / "index").glob("index-*"))  # the vector over Java's ORC file
+    expected = pa.table({"id": [1, 2, 3, 4, 5], "v": ["a", "B", "C", "D", "e"]}, schema=schema)
+    same_rows(catalog.get_table("db.t").to_arrow(), expected, ["id"])
+    same_rows(java.read(warehouse, "db.t"), expected, ["id"])
+    assert all(f.file_name.endswith(".orc") for f in live_files(catalog.get_table("db.t")))
+
+
+def key_stats(table_path: str) -> list[tuple]:
+    out = []
+    for manifest in sorted(glob.glob(f"{table_path}/manifest/manifest-*")):
+        if "manifest-list" in manifest:
+            continue
+        with open(manifest, "rb") as fh:
+            for record in fastavro.reader(fh):
+                f = record["_FILE"]
+                stats = f["_KEY_STATS"]
+                out.append((f["_MIN_KEY"], f["_MAX_KEY"], stats["_MIN_VALUES"], stats["_MAX_VALUES"], stats["_NULL_COUNTS"]))
+    return out
+
+
+def test_orc_key_stats_equal_javas(java, catalog, warehouse):
+    """Key statistics of ORC primary-key files: a BYTES key has no bounds in ORC, a long string key
+    is cut to 128 code points (as Java records them)."""
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("b", pa.binary(), nullable=False), ("v", pa.int32())])
+    data = pa.table({"k": ["a" * 200, "b", "c"], "b": [b"\x00", b"\xff" * 3, b""], "v": [1, None, 3]}, schema=schema)
+    options = {**ORC, "bucket": "1"}
+    java.create_table(warehouse, "db.j", schema, primary_keys=["k", "b"], options=options)
+    java.write(warehouse, "db.j", data)
+    mine = catalog.create_table("db.l", schema=schema, primary_keys=["k", "b"], options=options)
+    mine.write_arrow(data)
+    assert key_stats(mine.path) == key_stats(str(Path(warehouse) / "db.db" / "j"))

@@ -157,8 +157,8 @@ def test_write_compaction_skip_falls_back_to_write_only():
         ("metadata.stats-mode", "truncate(0)"),
         ("metadata.stats-mode", "minmax"),
         ("file.compression", "lzo"),
-        ("file.format", "avro"),
-        ("changelog-file.format", "avro"),
+        ("file.format", "lance"),
+        ("changelog-file.format", "csv"),
         ("fields.v.stats-mode", "all"),
     ],
 )

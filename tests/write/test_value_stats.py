@@ -206,8 +206,8 @@ def test_file_compression(catalog, compression):
 @pytest.mark.parametrize(
     "options",
     [
-        {"file.format": "avro"},
-        {"changelog-file.format": "avro"},
+        {"file.format": "lance"},
+        {"changelog-file.format": "csv"},
         {"file.compression": "lzo"},
         {"file.compression": "brotli"},  # Paimon Java cannot read it
         {"file.compression.per.level": "5:brotli"},
