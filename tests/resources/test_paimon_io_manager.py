@@ -9,9 +9,9 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from resources import PaimonIOManager
+from resources import LakestoreResource, PaimonIOManager
 from resources.paimon import IncompatibleSchemaError, TableDefinitionError, UnsupportedOutputTypeError
-from tests.resources.paimon_support import output_metadata, run
+from tests.resources.paimon_support import QUIET, output_metadata, run
 
 pytestmark = pytest.mark.dagster
 
@@ -232,3 +232,18 @@ def test_partial_update_upserts_may_omit_columns(io_manager, catalog):
     run([profiles], io_manager)
     rows = _sorted(catalog.get_table("db.profiles").to_arrow()).to_pylist()
     assert rows == [{"id": 1, "name": "a", "score": 1.0}, {"id": 2, "name": "b", "score": 9.0}]
+
+
+def test_definitions_load_with_settings_from_the_environment(warehouse, monkeypatch, catalog):
+    @dg.asset(key=["db", "configured"])
+    def configured() -> pa.Table:
+        return ROWS
+
+    settings = {"warehouse": dg.EnvVar("OWN_TABLES_WAREHOUSE")}
+    defs = dg.Definitions(
+        assets=[configured], resources={"io_manager": PaimonIOManager(**settings), "catalog": LakestoreResource(**settings)}
+    )
+    dg.Definitions.validate_loadable(defs)
+    monkeypatch.setenv("OWN_TABLES_WAREHOUSE", warehouse)
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(run_config=QUIET)
+    assert result.success and catalog.get_table("db.configured").to_arrow().num_rows == 3
