@@ -5,7 +5,8 @@ partitions definition, ``{dimension: column}`` for a ``MultiPartitionsDefinition
 single-dimension asset uses its one ``partition_keys`` column. A partition key becomes the
 column's value by the column's type, as dagster-deltalake and dagster-iceberg do:
 
-- time windows: a ``DATE`` column holds the window's start date (as both anchors), a ``STRING``
+- time windows: a ``DATE`` column holds the window's start date (as both anchors; windows shorter
+  than a day are refused there, since several would share a date), a ``STRING``
   column the partition key itself (``"2024-01-31"``, ``"2024-01-31-13:00"`` for hourly ones).
   The anchors refuse string columns for time windows; lakestore accepts them because Paimon
   partition directories are strings anyway. The anchors' ``TIMESTAMP`` columns (the window's
@@ -21,6 +22,7 @@ cross product of dimensions both anchors filter on).
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,9 +92,15 @@ def column_value(dimension: Dimension, key: str, column_type: pa.DataType, table
     if isinstance(definition, dg.TimeWindowPartitionsDefinition):
         if pa.types.is_string(column_type) or pa.types.is_large_string(column_type):
             return key
-        start = definition.time_window_for_partition_key(key).start
+        window = definition.time_window_for_partition_key(key)
         if pa.types.is_date(column_type):
-            return start.date()
+            if window.end - window.start < dt.timedelta(hours=23):  # a daily window across a DST change has 23
+                # several windows would share one date, and overwriting one would replace them all
+                raise PartitionMappingError(
+                    f"table {table}: column {dimension.column!r} is a date, but partition {key!r} is shorter than a day:"
+                    " map sub-daily partitions to a string column"
+                )
+            return window.start.date()
         raise PartitionMappingError(
             f"table {table}: column {dimension.column!r} of type {column_type} cannot hold time-window partitions:"
             " use a date or string column"

@@ -89,6 +89,15 @@ def test_time_windows_on_other_column_types_are_refused(io_manager, catalog):
     with pytest.raises(PartitionMappingError, match="use a date or string column"):
         run([hours], io_manager, partition_key="2024-01-01")
 
+    hourly = dg.HourlyPartitionsDefinition(start_date="2024-01-01-00:00")
+
+    @dg.asset(key=["db", "by_hour"], partitions_def=hourly, metadata={"partition_expr": "day"})
+    def by_hour() -> pa.Table:
+        return pa.table({"day": [dt.date(2024, 1, 1)], "v": [1]})
+
+    with pytest.raises(PartitionMappingError, match="shorter than a day"):
+        run([by_hour], io_manager, partition_key="2024-01-01-05:00")
+
 
 def test_multi_partition_rematerialization_replaces_one_key(io_manager, catalog):
     version = {"n": 1}
