@@ -3,16 +3,23 @@ lifecycle assets, the jobs and schedules they name and the sorted-runs sensor.""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]  # holds dg.toml, which names pipelines.defs
+import pipelines.defs
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]  # holds dg.toml, which names pipelines.defs for the dg CLI
 
 
 def load_table_definitions() -> dg.Definitions:
-    """The definitions of every component under ``pipelines/defs``."""
-    return dg.load_from_defs_folder(path_within_project=PROJECT_ROOT)
+    """The definitions of every component under ``pipelines/defs`` (as ``dg.load_from_defs_folder``
+    loads them, without needing ``dg.toml`` next to an installed package)."""
+    with warnings.catch_warnings():  # the components API's own beta/preview notices, as load_from_defs_folder hides them
+        warnings.simplefilter("ignore", category=dg.BetaWarning)
+        warnings.simplefilter("ignore", category=dg.PreviewWarning)
+        return dg.ComponentTree.from_module(defs_module=pipelines.defs, project_root=PROJECT_ROOT).build_defs()
 
 
 table_defs = load_table_definitions()

@@ -27,6 +27,8 @@ in ``sorted_runs_sensor``. The attributes are checked when the component loads (
 
 from __future__ import annotations
 
+import datetime as dt
+from pathlib import Path
 from types import ModuleType
 
 import dagster as dg
@@ -37,6 +39,33 @@ from assets.lifecycle import LifecyclePlan, build_lifecycle_assets
 from assets.lifecycle.automation import DeclaredTable, build_automation
 
 
+class TableScaffolder(dg.Scaffolder):
+    """``dg scaffold defs assets.lifecycle.component.PaimonTableComponent <path>``: a ``defs.yaml``
+    declaring a table named after the folder, to edit."""
+
+    def scaffold(self, request: dg.ScaffoldRequest) -> None:
+        name = Path(request.target_path).name.replace("-", "_")
+        dg.scaffold_component(
+            request,
+            {
+                "name": name,
+                "database": "default",
+                "columns": [{"name": "id", "type": "BIGINT NOT NULL"}, {"name": "dt", "type": "STRING NOT NULL"}],
+                "primary_keys": ["dt", "id"],
+                "partition_keys": ["dt"],
+                "options": {"bucket": 2, "write-only": True},
+                "partitions": {"start": dt.date.today().isoformat()},
+                "stages": ["ingest", "changelog", "compact", "tag", "expire"],
+                "schedules": [
+                    {"job": f"{name}_daily_job", "stages": ["ingest", "changelog", "compact"], "cron": "15 0 * * *"},
+                    {"job": f"{name}_nightly_job", "stages": ["tag", "expire"], "cron": "0 3 * * *"},
+                ],
+                "sorted_runs_sensor": True,
+            },
+        )
+
+
+@dg.scaffold_with(TableScaffolder)
 class PaimonTableComponent(dg.Component, dg.Resolvable, TableDeclaration):
     """A lakestore (Apache Paimon) table with its lifecycle: ingestion of daily landing files on
     Spark, changelog, compaction, tags and expiration, with schedules and the sorted-runs sensor."""

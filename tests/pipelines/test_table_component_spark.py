@@ -98,3 +98,27 @@ def test_dg_lists_the_declared_tables(tmp_path):
     assert {f"{t}/{s}" for t in ("orders", "lineitem") for s in ("ingested", "changelog", "compacted", "tagged", "expired")} <= keys
     assert {s["name"] for s in listed["schedules"]} == {"daily_ingestion_schedule", "nightly_maintenance_schedule"}
     assert {s["name"] for s in listed["sensors"]} == {"sorted_runs_sensor"}
+
+
+@pytest.mark.skipif(shutil.which("dg", path=str(Path(sys.executable).parent)) is None, reason="dagster-dg-cli is not installed")
+def test_dg_scaffolds_a_table_that_loads(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    package = "scaffolded_lakehouse"
+    (project / package / "defs").mkdir(parents=True)
+    (project / package / "__init__.py").write_text("")
+    (project / package / "defs" / "__init__.py").write_text("")
+    (project / "dg.toml").write_text(
+        f'directory_type = "project"\n\n[project]\nroot_module = "{package}"\nregistry_modules = ["assets.lifecycle.component"]\n'
+    )
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "TMPDIR": str(tmp_path), "PYTHONPATH": os.pathsep.join([str(project), str(ROOT)])}
+    dg_cli = str(Path(sys.executable).parent / "dg")
+    command = [dg_cli, "scaffold", "defs", "assets.lifecycle.component.PaimonTableComponent", "sales/orders"]
+    out = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    monkeypatch.syspath_prepend(str(project))
+    loaded = dg.load_from_defs_folder(path_within_project=project)
+    assert {a.key.to_user_string() for a in loaded.assets or ()} >= {"orders/ingested", "orders/compacted", "orders/tagged"}
+    assert {s.name for s in loaded.schedules or ()} == {"orders_daily_job_schedule", "orders_nightly_job_schedule"}
