@@ -133,6 +133,11 @@ class TableDeclaration(_Strict):
                 raise DeclarationError(f"{self.name}: {kind} column(s) {missing} not in the schema {sorted(names)}")
         if not self.partition_keys:
             raise DeclarationError(f"{self.name}: the lifecycle needs a day partition key (partition_keys: [dt])")
+        day = schema.field(self.partition_keys[0])
+        if not (pa.types.is_string(day.type) or pa.types.is_large_string(day.type)):
+            raise DeclarationError(
+                f"{self.name}: the first partition key {day.name!r} holds the day as YYYY-MM-DD: type STRING, not {day.type}"
+            )
         if self.primary_keys and not set(self.partition_keys) <= set(self.primary_keys):
             raise DeclarationError(
                 f"{self.name}: the primary keys {self.primary_keys} must include the partition keys {self.partition_keys}"

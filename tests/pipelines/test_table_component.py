@@ -201,6 +201,7 @@ BAD = [
     ('type: "ARRAY<STRING>"', 'type: "ARRAY<STRING"', "expected '>'"),
     ("stages: [tag, expire], cron", "stages: [], cron", "schedule of job 'events_nightly_job' runs stages []"),
     ("  sorted_runs_sensor: true", "  sorted_runs_sensor: true\n  retention_days: 3", "retention_days"),
+    ("{name: dt, type: STRING, nullable: false}", "{name: dt, type: DATE, nullable: false}", "holds the day as YYYY-MM-DD: type STRING"),
 ]
 
 
