@@ -11,7 +11,11 @@ Systems: paimon-spark on pyspark 4.0.5 (``.venv-spark40``; the connector does no
 Spark), lakestore on pyspark 4.3 (``.venv``) and on pyspark 4.0.5 (``.venv-spark40``, lakestore
 from this checkout on PYTHONPATH: its dependencies must be installed there), plus any
 ``--lakestore-python LABEL=PYTHON`` (e.g. a pyspark 4.1 venv). A system that fails records its
-error (the row shows it) and is not run again for that group.
+error (the row shows it) and is not run again for that group. Where a pyspark lacks what a step
+uses (``lakestore.spark.compat``), lakestore runs it the way that version offers and the report
+lists it: on 4.0 the pushdown query is Spark's WHERE without pushdown (no filter pushdown into
+Python data sources) and the stream writes each micro-batch with ``foreachBatch`` +
+``write_dataframe`` (no Arrow stream writer).
 
 Groups (each one child process per system and repetition; see ``bench.spark_peer_child``):
 ``pk-fixed`` / ``pk-dynamic`` (bucket 4 / -1): upsert write A, upsert write B (half of its keys
@@ -323,6 +327,23 @@ def table_markdown(all_results: dict[int, dict[str, Any]], labels: list[str]) ->
     return lines
 
 
+def variants_markdown(all_results: dict[int, dict[str, Any]], labels: list[str]) -> list[str]:
+    """Steps a system ran another way, its pyspark lacking what they use (lakestore.spark.compat)."""
+    found = {
+        (label, step, how)
+        for results in all_results.values()
+        for by in results.values()
+        for label, runs in by.items()
+        for r in runs
+        for step, how in r.get("facts", {}).get("variants", {}).items()
+    }
+    if not found:
+        return []
+    lines = ["Steps run another way (the pyspark lacks what the step uses elsewhere):", ""]
+    lines += [f"- {label}, {step}: {how}" for label, step, how in sorted(found, key=lambda x: (labels.index(x[0]), x[1]))]
+    return [*lines, ""]
+
+
 def report_markdown(
     all_results: dict[int, dict[str, Any]], infos: dict[int, dict[str, Any]], labels: list[str], meta: dict[str, Any]
 ) -> str:
@@ -336,6 +357,7 @@ def report_markdown(
         "",
         *table_markdown(all_results, labels),
         "",
+        *variants_markdown(all_results, labels),
         "Warm-up (not in the rows above; the first jobs of each fresh session: a 1,000-row write plus a"
         " full read of it, JIT and Python-worker start-up included), median seconds over all groups:",
         "",
