@@ -16,6 +16,7 @@ default 2), and never shared across ``fork``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import queue
 import threading
@@ -27,16 +28,38 @@ from urllib.parse import urlsplit
 
 from lakestore.errors import CatalogUnreachableError, HiveMetastoreError, InvalidCatalogUriError, MissingDriverError
 
-try:  # the optional client: pip install 'lakestore[hive]'
-    from hive_metastore import ThriftHiveMetastore
-    from hive_metastore import ttypes as hms
-    from thrift.protocol import TBinaryProtocol
-    from thrift.transport import TSocket, TTransport
 
-    _IMPORT_ERROR: ImportError | None = None
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
-    ThriftHiveMetastore = hms = TBinaryProtocol = TSocket = TTransport = None
-    _IMPORT_ERROR = exc
+@dataclass(frozen=True)
+class _Thrift:
+    """The optional client's modules (``pip install 'lakestore[hive]'``), imported on first use:
+    ``import lakestore`` (and every Spark worker) does not pay for them."""
+
+    ttypes: Any
+    ThriftHiveMetastore: Any  # noqa: N815 - the module's name
+    TBinaryProtocol: Any  # noqa: N815
+    TSocket: Any  # noqa: N815
+    TTransport: Any  # noqa: N815
+
+
+@functools.cache
+def _thrift() -> _Thrift:
+    """The client's modules.
+
+    Raises:
+        MissingDriverError: the Hive client packages are not installed.
+    """
+    try:
+        from hive_metastore import ThriftHiveMetastore  # noqa: PLC0415 - optional, imported on first use
+        from hive_metastore import ttypes as hms  # noqa: PLC0415
+        from thrift.protocol import TBinaryProtocol  # noqa: PLC0415
+        from thrift.transport import TSocket, TTransport  # noqa: PLC0415
+    except ImportError as exc:
+        raise MissingDriverError(
+            "metastore=hive needs the Hive Metastore client: pip install 'lakestore[hive]' (the packages 'thrift' and "
+            f"'pyiceberg[hive]', which ships the metastore's bindings); import failed: {exc}"
+        ) from exc
+    return _Thrift(hms, ThriftHiveMetastore, TBinaryProtocol, TSocket, TTransport)
+
 
 T = TypeVar("T")
 
@@ -57,12 +80,7 @@ def ttypes() -> Any:
     Raises:
         MissingDriverError: the Hive client packages are not installed.
     """
-    if hms is None:
-        raise MissingDriverError(
-            "metastore=hive needs the Hive Metastore client: pip install 'lakestore[hive]' (the packages 'thrift' and "
-            f"'pyiceberg[hive]', which ships the metastore's bindings); import failed: {_IMPORT_ERROR}"
-        )
-    return hms
+    return _thrift().ttypes
 
 
 def read_hive_site(conf_dir: str) -> dict[str, str]:
@@ -150,19 +168,19 @@ class MetastoreAddress:
 
 class _Connection:
     def __init__(self, address: MetastoreAddress) -> None:
-        ttypes()
+        t = _thrift()
         errors = []
         for host, port in address.uris:
-            sock = TSocket.TSocket(host, port)
+            sock = t.TSocket.TSocket(host, port)
             sock.setTimeout(address.timeout_s * 1000)
-            transport = TTransport.TBufferedTransport(sock)
+            transport = t.TTransport.TBufferedTransport(sock)
             try:
                 transport.open()
-            except (TTransport.TTransportException, OSError) as exc:
+            except (t.TTransport.TTransportException, OSError) as exc:
                 errors.append(f"thrift://{host}:{port}: {exc}")
                 continue
             self.transport = transport
-            self.client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
+            self.client = t.ThriftHiveMetastore.Client(t.TBinaryProtocol.TBinaryProtocol(transport))
             return
         raise CatalogUnreachableError(
             f"cannot reach the Hive Metastore at {address.text()} ({'; '.join(errors)}): check that the metastore runs "
@@ -236,21 +254,22 @@ class MetastoreClient:
         transport broke). The metastore's exceptions pass through (Thrift exceptions are
         immutable: no context manager may re-raise them), ``MetaException`` as
         ``HiveMetastoreError``."""
+        t = _thrift()
         for attempt in (1, 2):
             conn = self._checkout()
             try:
                 result = fn(conn.client)
-            except (TTransport.TTransportException, OSError, EOFError) as exc:
+            except (t.TTransport.TTransportException, OSError, EOFError) as exc:
                 self._checkin(conn, broken=True)
                 if attempt == 2:
                     raise CatalogUnreachableError(
                         f"the Hive Metastore at {self.address.text()} stopped answering during {what}: {exc}"
                     ) from exc
                 continue
-            except hms.MetaException as exc:
+            except t.ttypes.MetaException as exc:
                 self._checkin(conn, broken=False)
                 raise HiveMetastoreError(f"the Hive Metastore refused {what}: {exc.message}") from exc
-            except hms.TException:
+            except t.ttypes.TException:
                 self._checkin(conn, broken=False)
                 raise
             except BaseException:
