@@ -15,27 +15,24 @@ on such tables, with ``PostponeUtils``, ``PostponeBucketCompactSplitSource``,
 - the commit deletes the postponed files (bucket -2) and adds the new files as compaction
   outputs (files a compaction of this same run replaced are never committed).
 
-Postponed files Paimon Java wrote are Avro; they are decoded with fastavro (row by row: this
-compaction is the only reader of such files).
+Postponed files Paimon Java wrote are Avro; they are read as every data file is, in the format
+their name gives (lakestore.format.avro).
 """
 
 from __future__ import annotations
 
-import io
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-import fastavro
 import pyarrow as pa
 
 from lakestore.commit.protocol import commit_or_abort
 from lakestore.compact import BucketCompactor
-from lakestore.errors import CommitConflictError, CorruptMetadataError, DataFileMissingError, UnsupportedTableError
-from lakestore.format.arrow_ops import from_pylist
+from lakestore.errors import CommitConflictError, CorruptMetadataError, DataFileMissingError
 from lakestore.format.binary_row import decode_row
-from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
+from lakestore.format.kv import VALUE_KIND
 from lakestore.format.partition_path import partition_path
 from lakestore.io.factory import io_for
 from lakestore.meta.commit_message import CommitMessage
@@ -45,7 +42,7 @@ from lakestore.meta.partitions import check_partition_specs
 from lakestore.meta.paths import POSTPONE_BUCKET, TablePaths
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.schema_evolution import FileColumns, read_as_schema
+from lakestore.read.schema_evolution import read_as_schema
 from lakestore.write.bucket_writer import MergeTreeBucketWriter
 from lakestore.write.file_writer import DataFileWriter
 from lakestore.write.input import assign_buckets, split_by_partition_and_bucket
@@ -229,45 +226,10 @@ class _PostponedFiles:
     def read(self, f: DataFileMeta) -> pa.Table:
         path = self.paths.to_path(f)
         file_io = io_for(self.table.file_io, path, self.table.schema.options)
-        try:
-            if _is_avro(f.file_name):
-                return _read_avro(file_io.read_bytes(path), path, f, self.table, self.columns)
+        try:  # parquet, or the Avro files Paimon Java postpones (lakestore.format.avro)
             return read_as_schema(file_io, path, f, self.table.schema, self.table.schema_manager, self.columns)
         except (DataFileMissingError, FileNotFoundError) as exc:
             raise CommitConflictError(f"compaction input {f.file_name} was removed concurrently; plan again") from exc
-
-
-def _is_avro(name: str) -> bool:
-    return ".avro" in name.rsplit("/", 1)[-1][-12:]
-
-
-def _read_avro(data: bytes, path: str, meta: DataFileMeta, table: FileStore, wanted: list[str]) -> pa.Table:
-    """A key-value Avro file Paimon Java wrote (its postponed files), as ``wanted`` columns."""
-    mapping = FileColumns.of(meta, table.schema, table.schema_manager, wanted)
-    try:
-        records = cast(list[dict[str, Any]], list(fastavro.reader(io.BytesIO(data))))
-    except Exception as exc:  # fastavro raises many types on damaged input
-        raise CorruptMetadataError(path, f"unreadable avro: {exc!r}") from exc
-    if len(records) != meta.row_count:
-        raise CorruptMetadataError(path, f"holds {len(records)} rows, manifest says {meta.row_count}")
-    fields = {f.name: f.type for f in mapping.file_schema.fields}
-    arrays, names = [], []
-    for name in mapping.to_read:
-        if name == VALUE_KIND:
-            arrow_type: pa.DataType = pa.int8()
-        elif name == SEQUENCE_NUMBER:
-            arrow_type = pa.int64()
-        else:
-            arrow_type = fields[name].to_arrow()
-        column = [r.get(name) for r in records]
-        try:
-            arrays.append(from_pylist(column, arrow_type) if column else pa.array([], arrow_type))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
-            raise UnsupportedTableError(
-                f"{path}: column {name} ({arrow_type}) of a postponed Avro file cannot be read by lakestore: {exc}", options=("bucket",)
-            ) from exc
-        names.append(name)
-    return mapping.conform(pa.Table.from_arrays(arrays, names=names)) if names else pa.table({})
 
 
 __all__ = ["bucket_count", "compact_postpone"]

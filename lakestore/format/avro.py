@@ -240,7 +240,8 @@ def _table(records: list[dict[str, Any]], fields: dict[str, pa.DataType], column
         try:
             arrays.append(from_pylist(values, t) if values else pa.array([], t))
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
-            raise CorruptMetadataError(path, f"avro column {name} does not hold {t} values: {exc}") from exc
+            # a valid file lakestore cannot convert is no corrupt one
+            raise UnsupportedTypeError(f"{path}: lakestore cannot read avro column {name} as {t}: {exc}") from exc
     return pa.Table.from_arrays(arrays, names=list(columns))
 
 
