@@ -287,3 +287,20 @@ def test_avro_refuses_timestamp9(catalog):
     table = catalog.create_table("db.t", schema=pa.schema([("t", pa.timestamp("ns"))]), options={"file.format": "avro"})
     with pytest.raises(UnsupportedTypeError, match="Avro"):
         table.write_arrow(pa.table({"t": pa.array([1], pa.timestamp("ns"))}))
+
+
+@pytest.mark.parametrize("file_format", ["orc", "avro"])
+def test_file_statistics_prune_and_keep_every_match(catalog, file_format):
+    """Filtered reads skip ORC/Avro files by their manifest statistics, and never drop a match
+    where the format keeps no bounds (ORC binaries) or a string bound is cut."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string()), ("b", pa.binary())])
+    table = catalog.create_table("db.t", schema=schema, options={"file.format": file_format})
+    for i, s in enumerate(["a" * 30, "m" * 30, "z" * 30]):  # one file each
+        table.write_arrow(pa.table({"id": [i], "s": [s], "b": [s.encode()]}, schema=schema))
+    col = lakestore.col
+    assert sum(len(s.files) for s in table.plan(filter=col("s") == "m" * 30)) == 1
+    assert sum(len(s.files) for s in table.plan(filter=col("id") >= 2)) == 1
+    everything = table.to_arrow()
+    for predicate in (col("s") == "m" * 30, col("b") == b"z" * 30, col("s") > "m", col("id").isin([0, 2]), col("b").is_null()):
+        expected = everything.filter(predicate.to_arrow())
+        assert sort_rows(table.to_arrow(filter=predicate), ["id"]) == sort_rows(expected, ["id"]), predicate
