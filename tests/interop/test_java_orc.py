@@ -17,6 +17,7 @@ import pytest
 import tests.interop.test_java_merge_engines as scenario
 from tests.compact._tables import live_files
 from tests.interop.conftest import same_rows
+from tests.oracle.java_driver import java_oracle
 from tests.oracle.test_oracle_driver import ALL_TYPES, all_types
 
 pytestmark = pytest.mark.oracle
@@ -201,3 +202,15 @@ def test_orc_key_stats_equal_javas(java, catalog, warehouse):
     mine = catalog.create_table("db.l", schema=schema, primary_keys=["k", "b"], options=options)
     mine.write_arrow(data)
     assert key_stats(mine.path) == key_stats(str(Path(warehouse) / "db.db" / "j"))
+
+
+def test_paimon_14_reads_lakestores_orc_files(catalog, warehouse):
+    """Paimon 1.4.2 (the last 1.x) reads lakestore's ORC files of every type and continues them."""
+    java14 = java_oracle("1.4.2")
+    table = catalog.create_table("db.t", schema=ALL_TYPES, primary_keys=["id"], options={**ORC, "bucket": "1"})
+    data = orc_safe_types()
+    table.write_arrow(data)
+    assert rows(java14.read(warehouse, "db.t"), ALL_TYPES.names) == rows(data, ALL_TYPES.names)
+    java14.write(warehouse, "db.t", data.slice(0, 1))
+    java14.compact(warehouse, "db.t")
+    assert rows(catalog.get_table("db.t").to_arrow(), ALL_TYPES.names) == rows(data, ALL_TYPES.names)
