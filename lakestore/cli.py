@@ -381,13 +381,17 @@ def cmd_check(args: argparse.Namespace) -> Any:
         {"manifest_list": c.manifest_list, "files": len(c.data_files), "rows": c.row_count, "written": _fmt_time(c.modified_ms)}
         for c in result.unreferenced_commits
     ]
-    note = (
-        "ok: every commit's files are referenced by a snapshot"
-        if result.ok
-        else "commits whose rows no snapshot holds (replaced by another engine's publish, crashed, or still running); "
-        "tables shared with Paimon Java on a local file system need the catalog lock (lock.enabled) in both engines"
-    )
-    return {"snapshots": result.snapshots, "unreferenced_commits": commits, "note": note}
+    invalid = [{"snapshot": s.snapshot_id, "reason": s.reason} for s in result.invalid_snapshots]
+    notes = []
+    if result.unreferenced_commits:
+        notes.append(
+            "commits whose rows no snapshot holds (replaced by another engine's publish, crashed, or still running); "
+            "tables shared with Paimon Java on a local file system need the catalog lock (lock.enabled) in both engines"
+        )
+    if invalid:
+        notes.append("snapshots whose metadata the table cannot hold (paths outside it, missing files, unknown schemas)")
+    note = "; ".join(notes) or "ok: every commit's files are referenced by a snapshot and every retained snapshot is valid"
+    return {"snapshots": result.snapshots, "unreferenced_commits": commits, "invalid_snapshots": invalid, "note": note}
 
 
 # -- parser ------------------------------------------------------------------------------------

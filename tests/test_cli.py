@@ -205,3 +205,17 @@ def test_warehouse_that_is_a_file(tmp_path, capsys):
     path.write_text("")
     assert main(["-w", str(path), "databases"]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_check_names_a_snapshot_the_table_cannot_hold(warehouse, capsys):
+    code, ok = run_json(capsys, "-w", warehouse, "check", "db.t")
+    assert code == 0 and ok["invalid_snapshots"] == [] and ok["note"].startswith("ok")
+    snapshot = os.path.join(warehouse, "db.db", "t", "snapshot", "snapshot-1")
+    doc = json.loads(open(snapshot).read())
+    doc["schemaId"] = 7  # a schema the table does not have
+    with open(snapshot, "w") as fh:
+        json.dump(doc, fh)
+    code, found = run_json(capsys, "-w", warehouse, "check", "db.t")
+    assert code == 1
+    assert [s["snapshot"] for s in found["invalid_snapshots"]] == [1] and "7" in found["invalid_snapshots"][0]["reason"]
+    assert "cannot hold" in found["note"]
