@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 
 from lakestore.errors import CorruptMetadataError, UnsupportedTypeError
 from lakestore.format.arrow_ops import from_pylist
-from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind
+from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, rows_only
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.format.types import DataType
 from lakestore.io.fileio import FileIO
@@ -242,7 +242,7 @@ def _table(records: list[dict[str, Any]], fields: dict[str, pa.DataType], column
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
             # a valid file lakestore cannot convert is no corrupt one
             raise UnsupportedTypeError(f"{path}: lakestore cannot read avro column {name} as {t}: {exc}") from exc
-    return pa.Table.from_arrays(arrays, names=list(columns))
+    return pa.Table.from_arrays(arrays, names=list(columns)) if columns else rows_only(len(records))
 
 
 class AvroFormat(FileFormat):

@@ -38,6 +38,11 @@ def format_identifier(file_name: str) -> str:
     return parts[-1].lower() if len(parts) > 1 else ""
 
 
+def rows_only(rows: int) -> pa.Table:
+    """A table of ``rows`` rows and no columns (a read of no columns still counts its rows)."""
+    return pa.table({"_": pa.nulls(rows)}).drop_columns(["_"])
+
+
 @dataclass(frozen=True, slots=True)
 class WrittenFile:
     path: str

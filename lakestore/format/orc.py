@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from lakestore.errors import CorruptMetadataError, UnsupportedTypeError
-from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind
+from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, rows_only
 from lakestore.format.types import DataType
 from lakestore.io.fileio import FileIO
 
@@ -195,16 +195,20 @@ class OrcFormat(FileFormat):
         with file_io.arrow_filesystem().open_input_file(file_io.arrow_path(path)) as source:
             orc = self._open(source, path, columns)
             try:
-                table = orc.read(columns=list(columns)) if columns else pa.table({})
                 rows = orc.nrows
+                table = orc.read(columns=list(columns)).select(list(columns)) if columns else rows_only(rows)
             except (pa.ArrowInvalid, pa.ArrowIOError, OSError, KeyError, IndexError) as exc:
                 raise _read_error(path, exc) from exc
-        return (table.select(list(columns)) if columns else pa.Table.from_batches([], schema=pa.schema([]))), rows
+        return table, rows
 
     def batches(self, source: pa.NativeFile, path: str, columns: Sequence[str], batch_rows: int) -> tuple[int, Iterator[pa.RecordBatch]]:
         orc = self._open(source, path, columns)
 
         def stream() -> Iterator[pa.RecordBatch]:
+            if not columns:
+                for offset in range(0, orc.nrows, batch_rows):
+                    yield from rows_only(min(batch_rows, orc.nrows - offset)).to_batches()
+                return
             try:
                 for stripe in range(orc.nstripes):
                     batch = orc.read_stripe(stripe, columns=list(columns))

@@ -304,3 +304,12 @@ def test_file_statistics_prune_and_keep_every_match(catalog, file_format):
     for predicate in (col("s") == "m" * 30, col("b") == b"z" * 30, col("s") > "m", col("id").isin([0, 2]), col("b").is_null()):
         expected = everything.filter(predicate.to_arrow())
         assert sort_rows(table.to_arrow(filter=predicate), ["id"]) == sort_rows(expected, ["id"]), predicate
+
+
+@pytest.mark.parametrize("file_format", ["orc", "avro"])
+def test_reading_no_file_columns_keeps_the_row_count(catalog, file_format):
+    """A read of only partition columns reads no column of the files, and still their rows."""
+    schema = pa.schema([("dt", pa.string()), ("v", pa.int64())])
+    table = catalog.create_table("db.t", schema=schema, partition_keys=["dt"], options={"file.format": file_format})
+    table.write_arrow(pa.table({"dt": ["a", "a", "b"], "v": [1, 2, 3]}, schema=schema))
+    assert sorted(table.to_arrow(columns=["dt"])["dt"].to_pylist()) == ["a", "a", "b"]
