@@ -214,3 +214,16 @@ def test_paimon_14_reads_lakestores_orc_files(catalog, warehouse):
     java14.write(warehouse, "db.t", data.slice(0, 1))
     java14.compact(warehouse, "db.t")
     assert rows(catalog.get_table("db.t").to_arrow(), ALL_TYPES.names) == rows(data, ALL_TYPES.names)
+
+
+def test_java_reads_every_codec_lakestore_writes(java, catalog, warehouse):
+    """ORC (zstd at level 9, lz4, snappy, zlib, none) and Avro (zstd, snappy, deflate) files, named
+    with their codec (``file.suffix.include.compression``), read by Java."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    data = pa.table({"id": list(range(100)), "v": [f"x{i % 7}" for i in range(100)]}, schema=schema)
+    for fmt, codecs in (("orc", ["zstd", "lz4", "snappy", "zlib", "none"]), ("avro", ["zstd", "snappy", "deflate"])):
+        for codec in codecs:
+            name = f"db.{fmt}_{codec}"
+            options = {"file.format": fmt, "file.compression": codec, "file.suffix.include.compression": "true"}
+            catalog.create_table(name, schema=schema, options={**options, "file.compression.zstd-level": "9"}).write_arrow(data)
+            same_rows(java.read(warehouse, name), data, ["id"])
