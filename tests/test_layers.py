@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
 ]
 LAYER_OF = {name: index for index, names in enumerate(LAYERS) for name in names}
 # Optional dependencies imported where they are used, so lakestore works without them.
-OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark", "starlette", "uvicorn", "ray"}
+OPTIONAL = {"polars", "duckdb", "boto3", "botocore", "psycopg", "pyspark", "starlette", "uvicorn", "ray", "hive_metastore", "thrift"}
 
 
 def _unit(path: Path) -> str:
