@@ -165,6 +165,8 @@ class AuthStore:
                 os.close(os.open(self.location, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
             except FileExistsError as exc:
                 raise AuthError(f"an auth database exists already at {self.location}") from exc
+        elif os.path.lexists(self.location) and not os.path.isfile(self.location):
+            raise AuthError(f"cannot open the auth database {self.location}: it is not a regular file")
         elif not os.path.isfile(self.location):
             raise AuthError(
                 f"no auth database at {self.location}: create one with 'lakestore serve-admin init' "
