@@ -48,7 +48,8 @@ def _where(exc: BaseException) -> str:
     f = mine[-1] if mine else None
     if f is None:
         return ""
-    path = f.filename.split("/work/main/")[-1] if "/lakestore/" in f.filename else f.filename.split("site-packages/")[-1]
+    root = str(Path(__file__).resolve().parents[1]) + "/"
+    path = f.filename.split(root)[-1] if "/lakestore/" in f.filename else f.filename.split("site-packages/")[-1]
     return f"{path}:{f.lineno}"
 
 
