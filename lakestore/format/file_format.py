@@ -38,6 +38,21 @@ def format_identifier(file_name: str) -> str:
     return parts[-1].lower() if len(parts) > 1 else ""
 
 
+def timestamp_arrays(array: pa.Array) -> Iterator[pa.Array]:
+    """The timestamp arrays inside ``array`` (itself, or nested in structs, lists and maps)."""
+    t = array.type
+    if pa.types.is_timestamp(t):
+        yield array
+    elif pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            yield from timestamp_arrays(array.field(i))
+    elif pa.types.is_map(t):
+        yield from timestamp_arrays(array.keys)
+        yield from timestamp_arrays(array.items)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        yield from timestamp_arrays(array.flatten())
+
+
 def rows_only(rows: int) -> pa.Table:
     """A table of ``rows`` rows and no columns (a read of no columns still counts its rows)."""
     return pa.table({"_": pa.nulls(rows)}).drop_columns(["_"])

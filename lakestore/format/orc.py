@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from lakestore.errors import CorruptMetadataError, UnsupportedTypeError
-from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, rows_only
+from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, rows_only, timestamp_arrays
 from lakestore.format.types import DataType
 from lakestore.io.fileio import FileIO
 
@@ -72,20 +72,6 @@ def orc_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([_orc_field(f) for f in schema])
 
 
-def _timestamps(array: pa.Array) -> Iterator[pa.Array]:
-    t = array.type
-    if pa.types.is_timestamp(t):
-        yield array
-    elif pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            yield from _timestamps(array.field(i))
-    elif pa.types.is_map(t):
-        yield from _timestamps(array.keys)
-        yield from _timestamps(array.items)
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        yield from _timestamps(array.flatten())
-
-
 def _has_timestamp(t: pa.DataType) -> bool:
     return pa.types.is_timestamp(t) or any(_has_timestamp(t.field(i).type) for i in range(t.num_fields))
 
@@ -97,7 +83,7 @@ def check_timestamps(table: pa.Table) -> None:
         if not _has_timestamp(column.type):
             continue
         for chunk in column.chunks:
-            for leaf in _timestamps(chunk):
+            for leaf in timestamp_arrays(chunk):
                 if leaf.type.unit == "ns" or leaf.null_count == len(leaf):
                     continue
                 values = leaf.cast(pa.int64())

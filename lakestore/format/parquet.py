@@ -11,7 +11,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from lakestore.errors import CorruptMetadataError
-from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, WrittenFile, write_rolling
+from lakestore.format.file_format import FileFormat, FormatWriter, StatsKind, WrittenFile, timestamp_arrays, write_rolling
 from lakestore.format.kv import KEY_PREFIX
 from lakestore.format.types import DataType
 from lakestore.io.fileio import FileIO
@@ -60,21 +60,6 @@ def _has_nanoseconds(t: pa.DataType) -> bool:
     return any(_has_nanoseconds(t.field(i).type) for i in range(t.num_fields))
 
 
-def _leaves(array: pa.Array) -> Iterator[pa.Array]:
-    """The timestamp arrays inside ``array`` (itself, or nested in structs, lists and maps)."""
-    t = array.type
-    if pa.types.is_timestamp(t):
-        yield array
-    elif pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            yield from _leaves(array.field(i))
-    elif pa.types.is_map(t):
-        yield from _leaves(array.keys)
-        yield from _leaves(array.items)
-    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        yield from _leaves(array.flatten())
-
-
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000}
 _NS_SECONDS = (2**63 - 1) // 1_000_000_000  # what a nanosecond timestamp spans either side of 1970
 
@@ -85,7 +70,7 @@ def _fits_nanoseconds(table: pa.Table) -> bool:
     for column in table.columns:
         if not _has_timestamp(column.type):
             continue
-        for leaf in _leaves(column.combine_chunks()):
+        for leaf in timestamp_arrays(column.combine_chunks()):
             unit = leaf.type.unit
             if unit == "ns" or leaf.null_count == len(leaf):
                 continue
