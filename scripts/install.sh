@@ -5,7 +5,8 @@
 #   .venv-java    pypaimon 0.2.0, whose bridge jar carries Apache Paimon 0.9's Java core (legacy tables)
 #   .jars/        Apache Paimon 2.0.0 and 1.4.2 Java jars by Maven coordinates (scripts/install_jars.sh)
 #   .venv-flink   apache-flink 2.0.2, Flink for Paimon 2.0.0's paimon-flink-2.0 (scripts/install_flink.sh)
-#   .venv-spark40 pyspark 4.0.5, Spark for Paimon 2.0.0's paimon-spark-4.0 (scripts/install_spark40.sh)
+#   .venv-spark40 pyspark 4.0.5, Spark for Paimon 2.0.0's paimon-spark-4.0 (scripts/install_pyspark.sh)
+#   .venv-spark41 pyspark 4.1.4, the middle of the pyspark versions lakestore supports
 #   .jars/hms/    a standalone Hive Metastore 4.0.1 for the Hive catalog tests (scripts/install_hms.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,8 @@ if [ "${LAKESTORE_SKIP_ORACLE:-0}" != 1 ]; then
     bash scripts/install_jars.sh
     # PyFlink 2.0.2 with Paimon 2.0.0's Flink connector (.venv-flink), for tests/interop/test_flink.py
     bash scripts/install_flink.sh
-    # pyspark 4.0.5 for Paimon 2.0.0's Spark connector (.venv-spark40), for tests/interop/test_spark_sql.py
-    bash scripts/install_spark40.sh
+    # pyspark 4.0.5 for Paimon 2.0.0's Spark connector (.venv-spark40), for tests/interop/test_spark_sql.py;
+    # it and pyspark 4.1.4 (.venv-spark41) run lakestore's Spark path in tests/spark/test_pyspark_versions.py
+    bash scripts/install_pyspark.sh 4.0.5 .venv-spark40
+    bash scripts/install_pyspark.sh 4.1.4 .venv-spark41
 fi

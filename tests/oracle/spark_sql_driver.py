@@ -62,7 +62,7 @@ def hms4compat_jar() -> Path:
 
 def spark_sql_unavailable_reason() -> str | None:
     if not spark40_python().exists():
-        return f"the pyspark 4.0 venv is missing ({spark40_python()}); run scripts/install_spark40.sh"
+        return f"the pyspark 4.0 venv is missing ({spark40_python()}); run scripts/install_pyspark.sh 4.0.5 .venv-spark40"
     if shutil.which("java") is None:
         return "java is not on PATH"
     if not paimon_spark_jar().exists():

@@ -1,13 +1,13 @@
 """lakestore's Spark path on the other pyspark versions it supports (lakestore.spark.compat):
-pyspark 4.0.5 in ``.venv-spark40`` (scripts/install_spark40.sh; ``LAKESTORE_SPARK40_PYTHON``
-overrides it), and pyspark 4.1 when ``LAKESTORE_SPARK41_PYTHON`` names a Python that has it and
-lakestore's dependencies. The main suite runs the same path on pyspark 4.3.
+pyspark 4.0.5 in ``.venv-spark40`` and pyspark 4.1.4 in ``.venv-spark41`` (scripts/install_pyspark.sh;
+``LAKESTORE_SPARK40_PYTHON`` / ``LAKESTORE_SPARK41_PYTHON`` override them). The main suite runs
+the same path on pyspark 4.3.
 
 One child driver per version (tests/spark/pyspark_child.py, one local[2] session, the repository on
 PYTHONPATH) writes, upserts, reads with a filter, merges, compacts and streams small tables this
 process made; each result is then checked here against lakestore's own ``Table.to_arrow()`` and
 the rows written. What the version lacks must be refused with an error naming the version.
-Without the 4.0 venv (or Java) the test skips, and fails under ``LAKESTORE_REQUIRE_ALL=1``.
+Without a version's venv (or Java) its test skips, and fails under ``LAKESTORE_REQUIRE_ALL=1``.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ BASE = datetime.datetime(2024, 3, 1, 12, 0, 0)
 
 def versions() -> list[Any]:
     out = [pytest.param("4.0", spark40_python(), id="pyspark-4.0")]
-    if os.environ.get(SPARK41_ENV):
-        out.append(pytest.param("4.1", Path(os.environ[SPARK41_ENV]), id="pyspark-4.1"))
+    spark41 = Path(os.environ.get(SPARK41_ENV, REPO / ".venv-spark41" / "bin" / "python"))
+    out.append(pytest.param("4.1", spark41, id="pyspark-4.1"))
     return out
 
 
@@ -97,7 +97,7 @@ def _read(out: Path, step: str) -> list[dict[str, Any]]:
 
 def _unavailable(python: Path) -> str | None:
     if not python.exists():
-        return f"the pyspark venv is missing ({python}); run scripts/install_spark40.sh"
+        return f"the pyspark venv is missing ({python}); run scripts/install_pyspark.sh"
     if shutil.which("java") is None:
         return "java is not on PATH"
     return None

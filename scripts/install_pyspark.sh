@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Creates .venv-spark40 (git-ignored; idempotent): pyspark 4.0.5, the Spark that Apache Paimon
-# 2.0.0's Spark connector (paimon-spark-4.0, ../shared/jars beside the repository) runs on; it
-# fails on later Spark. tests/oracle/spark_sql_cli.py runs in it (tests/oracle/spark_sql_driver.py
-# drives it), the benchmarks run paimon-spark there (bench/spark_peer.py), and
-# tests/spark/test_pyspark_versions.py runs lakestore's own Spark path there (4.0.5 is the oldest
-# pyspark lakestore supports): the venv also gets lakestore's runtime dependencies (pyproject.toml's
-# [project] dependencies; lakestore itself comes from the checkout on PYTHONPATH).
+# Creates a virtual environment with one pyspark version (git-ignored; idempotent):
+#   bash scripts/install_pyspark.sh VERSION VENV
+# scripts/install.sh makes two:
+# - .venv-spark40, pyspark 4.0.5: the Spark that Apache Paimon 2.0.0's Spark connector
+#   (paimon-spark-4.0, ../shared/jars beside the repository) runs on; it fails on later Spark.
+#   tests/oracle/spark_sql_cli.py runs in it (tests/oracle/spark_sql_driver.py drives it), the
+#   benchmarks run paimon-spark there (bench/spark_peer.py);
+# - .venv-spark41, pyspark 4.1.4.
+# tests/spark/test_pyspark_versions.py runs lakestore's own Spark path in both (4.0.5 is the
+# oldest pyspark lakestore supports; the main .venv has the newest): each venv also gets
+# lakestore's runtime dependencies (pyproject.toml's [project] dependencies; lakestore itself
+# comes from the checkout on PYTHONPATH).
 # Quick when already installed: pip is only called when something is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-SPARK_VERSION=4.0.5
-VENV=.venv-spark40
+SPARK_VERSION="${1:?usage: install_pyspark.sh VERSION VENV}"
+VENV="${2:?usage: install_pyspark.sh VERSION VENV}"
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 # lakestore's runtime dependencies, as pyproject.toml declares them (markers and all)
 mapfile -t DEPENDENCIES < <("$VENV/bin/python" - <<'PY'
