@@ -13,9 +13,8 @@ from typing import Any
 
 from pyspark.sql import datasource as ds  # its Filter classes: pyspark >= 4.1, looked up when a filter is pushed
 
-import lakestore
 from lakestore.meta.schema import TableSchema
-from lakestore.read.predicate import Predicate
+from lakestore.read.predicate import Predicate, col
 
 _PUSHABLE_VALUES = (bool, int, float, str, date)
 _PUSHABLE_TYPES = frozenset({"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "CHAR", "VARCHAR", "DATE"})
@@ -41,7 +40,7 @@ def to_predicate(spark_filter: ds.Filter, pushable_columns: set[str]) -> Predica
         return None
     if attribute is None or len(attribute) != 1 or attribute[0] not in pushable_columns:
         return None
-    column = lakestore.col(attribute[0])
+    column = col(attribute[0])
     if isinstance(spark_filter, ds.IsNull):
         return column.is_null()
     if isinstance(spark_filter, ds.IsNotNull):

@@ -12,8 +12,8 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-import lakestore
 from lakestore import errors
+from lakestore.catalog import Catalog
 from lakestore.spark.options import SOURCE_OPTIONS
 from lakestore.system import SystemTable, split_system_table
 
@@ -25,7 +25,7 @@ def open_system_table(options: Mapping[str, str]) -> SystemTable | None:
     if not identifier or not warehouse or split_system_table(str(identifier))[1] is None:
         return None
     catalog_options = {k: str(v) for k, v in options.items() if k not in SOURCE_OPTIONS}
-    return lakestore.Catalog(str(warehouse), options=catalog_options).get_system_table(str(identifier))
+    return Catalog(str(warehouse), options=catalog_options).get_system_table(str(identifier))
 
 
 def _spark_type(t: pa.DataType) -> pa.DataType:
