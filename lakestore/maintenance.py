@@ -14,9 +14,9 @@ from lakestore.lifecycle.check import TableCheck, check_table
 from lakestore.lifecycle.expire import ExpireResult, expire_snapshots
 from lakestore.lifecycle.orphans import OrphanResult, remove_orphan_files
 from lakestore.lifecycle.partition_expire import expire_partitions
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.snapshot import Snapshot
 from lakestore.store import FileStore
-from lakestore.write.postpone import is_postpone
 
 
 class TableMaintenance:
@@ -72,7 +72,7 @@ class TableMaintenance:
 
             table.maintenance.compact(full=True, partitions=[{"dt": "2024-01-01"}])
         """
-        if is_postpone(self.store.schema):
+        if self.store.schema.bucket_mode is BucketMode.POSTPONE_MODE:
             return compact_postpone(self.store, full=full, partitions=partitions, commit_user=commit_user)
         return compact_table(self.store, full=full, partitions=partitions, commit_user=commit_user)
 

@@ -26,6 +26,7 @@ from lakestore.lifecycle.tags import TagManager
 from lakestore.maintenance import TableMaintenance
 from lakestore.manage import TableManagement
 from lakestore.meta.branch import MAIN_BRANCH
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.kinds import CommitKind, StreamStart
@@ -43,7 +44,7 @@ from lakestore.scan.executor import select_columns
 from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState
 from lakestore.write.file_writer import DataFileWriter
-from lakestore.write.postpone import PostponeTableWrite, is_postpone
+from lakestore.write.postpone import PostponeTableWrite
 from lakestore.write.table_write import InputData, TableWrite
 from lakestore.write.update_columns import write_column_updates
 
@@ -293,7 +294,7 @@ class Table:
         """
         partition = self._overwrite_partition(overwrite)
         base = self.latest_snapshot()
-        writer = PostponeTableWrite if is_postpone(self.schema) else TableWrite
+        writer = PostponeTableWrite if self.schema.bucket_mode is BucketMode.POSTPONE_MODE else TableWrite
         return writer(
             self.file_io,
             self.path,

@@ -38,6 +38,7 @@ from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine, drop_retracts
 from lakestore.merge.changelog import diff_changelog
 from lakestore.merge.lookup import uses_lookup_merge, with_level
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.commit_message import CompactResult
 from lakestore.meta.index_manifest import IndexFileMeta
 from lakestore.meta.manifest import FILE_SOURCE_APPEND, DataFileMeta
@@ -198,7 +199,7 @@ class BucketCompactor:
         AppendCompactCoordinator, which ignores the option). A bucket-unaware table is planned in
         chunks of ``compaction.file-num-limit`` files in scan order (the coordinator scans that
         many files per plan)."""
-        unaware = self.options.bucket == -1
+        unaware = self.schema.bucket_mode is BucketMode.BUCKET_UNAWARE
         force = full and self.force_rewrite_all and not unaware
         chunks: list[Sequence[DataFileMeta]] = [files]
         if unaware:

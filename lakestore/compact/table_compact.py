@@ -11,11 +11,11 @@ from lakestore.commit.protocol import commit_or_abort
 from lakestore.compact.bucket import BucketCompactor, deletion_vectors_of
 from lakestore.errors import UnsupportedTableError
 from lakestore.format.binary_row import decode_row
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import all_of, in_bucket_range, in_partitions, live_entries
 from lakestore.meta.manifest import DataFileMeta
 from lakestore.meta.partitions import check_partition_specs
-from lakestore.meta.paths import POSTPONE_BUCKET
 from lakestore.meta.snapshot import Snapshot
 from lakestore.store import FileStore
 
@@ -54,7 +54,7 @@ def _compact_files(
 
 
 def _refuse_postpone(store: FileStore) -> None:
-    if store.schema.core_options().bucket == POSTPONE_BUCKET:
+    if store.schema.bucket_mode is BucketMode.POSTPONE_MODE:
         raise UnsupportedTableError(
             f"{store.path}: a postpone-bucket table (bucket=-2) is compacted as a whole by Table.compact (Paimon's postpone"
             " compaction assigns its buckets), not bucket by bucket",

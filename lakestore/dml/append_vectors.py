@@ -29,6 +29,7 @@ from lakestore.dml.target import RowChangeTable
 from lakestore.errors import CommitConflictError
 from lakestore.format.arrow_ops import as_numpy, from_numpy, indices
 from lakestore.format.deletion_vector import encode_index_file
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import (
@@ -118,7 +119,7 @@ def _check_base(table: RowChangeTable, base: Snapshot, deleted: Mapping[BucketKe
     if gone:
         raise CommitConflictError(f"{table.store.path}: data files {gone} were rewritten or removed since snapshot {base.id}")
     before = {e.index_file.file_name for e in _dv_entries(table, base)}
-    unaware = table.schema.core_options().bucket == -1
+    unaware = table.schema.bucket_mode is BucketMode.BUCKET_UNAWARE
     for e in _dv_entries(table, latest):
         if e.index_file.file_name in before:
             continue
@@ -155,7 +156,7 @@ def _messages(
     entries = _dv_entries(table, snapshot)
     messages = []
     for (partition, bucket), positions in sorted(deleted.items()):
-        if table.schema.core_options().bucket == -1:
+        if table.schema.bucket_mode is BucketMode.BUCKET_UNAWARE:
             new, retired = _unaware(table, writer, [e for e in entries if e.partition == partition], positions, bitmap64=bitmap64)
         else:
             maintainer = DeletionVectorsMaintainer.restore(

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 def has_index_files(table: FileStore) -> bool:
     """Whether the table's snapshots hold index files lakestore maintains: deletion vectors or
     the key hash indexes of dynamic buckets (both only on primary-key tables)."""
-    return bool(table.schema.primary_keys) and (table.options.deletion_vectors or table.options.bucket == -1)
+    return bool(table.schema.primary_keys) and (table.options.deletion_vectors or table.schema.bucket_mode.dynamic)
 
 
 class TableFiles:

@@ -22,6 +22,7 @@ from lakestore.errors import (
 from lakestore.format.types import UNSUPPORTED_ROOTS, DataField, DataType, UnsupportedPaimonTypeError, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.iceberg_types import iceberg_refusal
 from lakestore.meta.option_keys import FALLBACK_KEYS
 
@@ -68,6 +69,11 @@ class TableSchema:
 
     def core_options(self) -> opts.CoreOptions:
         return opts.CoreOptions(self.options, has_primary_key=bool(self.primary_keys))
+
+    @property
+    def bucket_mode(self) -> BucketMode:
+        """How rows are assigned to buckets (Paimon's ``BucketMode``), from the keys and ``bucket``."""
+        return BucketMode.of(primary_keys=self.primary_keys, partition_keys=self.partition_keys, bucket=self.core_options().bucket)
 
     def arrow_schema(self) -> pa.Schema:
         return pa.schema([f.arrow_field() for f in self.fields])

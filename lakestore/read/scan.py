@@ -10,6 +10,7 @@ from typing import Any
 
 from lakestore.format.binary_row import decode_row
 from lakestore.format.types import DataType
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.file_scan import above_level, all_of, in_bucket_range, live_entries
 from lakestore.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, ManifestStore, SimpleStats
 from lakestore.meta.paths import POSTPONE_BUCKET
@@ -101,7 +102,7 @@ class ScanPlanner:
         # levels above, where vectors mask the older versions.
         self.deletion_vectors = schema.core_options().deletion_vectors
         self.skip_level0 = self.primary_key and (schema.core_options().merge_engine == "first-row" or self.deletion_vectors)
-        self.postpone = schema.core_options().bucket == POSTPONE_BUCKET
+        self.postpone = schema.bucket_mode is BucketMode.POSTPONE_MODE
         # row tracking: files in row-id order; data evolution: a file's statistics say nothing of
         # the rows once newer files of its row-id range replace some columns, so no file pruning
         self.row_tracking = schema.core_options().row_tracking and not self.primary_key
@@ -199,8 +200,8 @@ class ScanPlanner:
         return (f.level, f.min_sequence_number)
 
     def _bucket_filter(self, predicate: Predicate) -> Callable[[int], set[int]] | None:
-        if self.schema.core_options().bucket <= 0:
-            return None  # dynamic or postponed buckets: a key's bucket is not a function of it
+        if not self.schema.bucket_mode.key_determines_bucket:
+            return None  # dynamic, unaware or postponed buckets: a key's bucket is not a function of it
         keys = list(self.schema.bucket_keys)
         return bucket_filter(predicate, keys, self.schema.types_of(keys), self.schema.core_options().get("bucket-function.type"))
 

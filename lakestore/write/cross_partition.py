@@ -51,11 +51,6 @@ KIND_COLUMN = "__kind"
 LiveKeys = Callable[[Snapshot], Iterable[tuple[tuple[Any, ...], int, pa.Table]]]
 
 
-def is_cross_partition(schema: TableSchema) -> bool:
-    """Whether the table is Paimon's cross-partition upsert mode (``BucketMode.KEY_DYNAMIC``)."""
-    return bool(schema.primary_keys) and schema.core_options().bucket == -1 and not set(schema.partition_keys) <= set(schema.primary_keys)
-
-
 def _first_positions(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(distinct codes, position of each one's first occurrence, each row's distinct index)."""
     distinct, first, inverse = np.unique(codes, return_index=True, return_inverse=True)

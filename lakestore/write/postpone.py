@@ -39,10 +39,6 @@ from lakestore.write.table_write import TableWrite
 UNKNOWN_SEQUENCE = -1
 
 
-def is_postpone(schema: TableSchema) -> bool:
-    return schema.core_options().bucket == POSTPONE_BUCKET
-
-
 def writer_prefix(schema: TableSchema, commit_user: str, write_id: int) -> str:
     """The file-name prefix of one postpone writer, without its trailing ``-`` (lakestore's
     path factory adds it): ``data--u-<user>-s-<id>-w``."""

@@ -16,6 +16,7 @@ from lakestore.format.arrow_ops import as_numpy, from_numpy
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND
 from lakestore.io.fileio import FileIO
 from lakestore.merge import create_merge_engine
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.index_manifest import read_index_manifest
@@ -23,7 +24,7 @@ from lakestore.meta.manifest import DataFileMeta, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.write.bucket_writer import AppendBucketWriter, BucketWriter, Compactor, MergeTreeBucketWriter
-from lakestore.write.cross_partition import CrossPartitionIndex, LiveKeys, is_cross_partition
+from lakestore.write.cross_partition import CrossPartitionIndex, LiveKeys
 from lakestore.write.dynamic_bucket import DynamicBuckets, key_hashes
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import (
@@ -97,7 +98,7 @@ class TableWrite:
         self._spiller: Spiller | None = None  # spill files of the write buffer, made on first spill
         self._dynamic: DynamicBuckets | None = None
         self._cross: CrossPartitionIndex | None = None
-        if is_cross_partition(schema):
+        if schema.bucket_mode is BucketMode.KEY_DYNAMIC:
             if overwrite_partition is not None:
                 raise OptionError(
                     f"{table_path}: overwriting a cross-partition upsert table (bucket=-1, primary key without partition keys)"
@@ -106,7 +107,7 @@ class TableWrite:
             self._cross = CrossPartitionIndex(schema)
             if base_snapshot is not None and live_keys is not None:
                 self._cross.bootstrap(live_keys(base_snapshot))
-        elif self.primary_key and self.options.bucket == -1:
+        elif schema.bucket_mode is BucketMode.HASH_DYNAMIC:
             index_manifest = base_snapshot.index_manifest if base_snapshot is not None else None
             index = read_index_manifest(file_io, table_path, index_manifest) if index_manifest else []
             self._dynamic = DynamicBuckets(file_io, table_path, schema, index, fresh=overwrite_partition is not None)
