@@ -14,11 +14,8 @@ A vector is one of two kinds, told apart by its first four bytes:
   bitmap) a little-endian uint32 key and that key's portable RoaringBitmap. The index manifest
   records its range as (offset of the ``size`` int, ``4 + size + 4``): size int and CRC included.
 
-The bitmaps are encoded and decoded with NumPy, one container (65536 positions) at a time. Writes
-pick each container's representation as Java's ``RoaringBitmap.runOptimize`` does for a bitmap
-built by adding positions (array up to 4096 values, else bitmap; then run-length when smaller),
-which is what Paimon writes for both kinds, byte for byte. Reads accept array, bitmap and run
-containers.
+The 32-bit bitmaps are encoded and decoded by :mod:`lakestore.format.roaring` (byte for byte what
+Paimon writes for both kinds).
 """
 
 from __future__ import annotations
@@ -32,6 +29,7 @@ import numpy as np
 
 from lakestore.errors import CorruptMetadataError
 from lakestore.format.arrow_ops import sorted_unique
+from lakestore.format.roaring import deserialize_bitmap, read_bitmap, serialize_bitmap
 
 DELETION_VECTORS_INDEX = "DELETION_VECTORS"
 VERSION_ID_V1 = 1
@@ -40,12 +38,6 @@ MAGIC_NUMBER_64 = 1681511377  # 64-bit vectors, little-endian
 MAX_POSITION = 2**31 - 1  # Paimon's RoaringBitmap32 limit
 MAX_POSITION_64 = ((2**31 - 2) << 32) | 2**31  # OptimizedRoaringBitmap64.MAX_VALUE
 _SIZE_AND_CRC = 8  # a 64-bit vector's recorded length counts its size int and CRC
-
-_SERIAL_COOKIE_NO_RUNCONTAINER = 12346
-_SERIAL_COOKIE = 12347
-_NO_OFFSET_THRESHOLD = 4
-_ARRAY_MAX_SIZE = 4096
-_BITMAP_BYTES = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,127 +51,6 @@ class VectorRange:
     length: int
     cardinality: int
     bitmap64: bool = False
-
-
-# ---------------------------------------------------------------- portable RoaringBitmap (32-bit)
-
-
-def _runs(lows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted unique uint16 values -> (run starts, run lengths - 1)."""
-    breaks = np.flatnonzero(np.diff(lows.astype(np.int32)) != 1) + 1
-    starts_idx = np.concatenate(([0], breaks))
-    ends_idx = np.concatenate((breaks - 1, [len(lows) - 1]))
-    return lows[starts_idx], (lows[ends_idx].astype(np.int32) - lows[starts_idx].astype(np.int32))
-
-
-def serialize_bitmap(positions: np.ndarray) -> bytes:
-    """Sorted unique positions (< 2**31) -> RoaringBitmap portable bytes, as Java's
-    ``RoaringBitmap32.serialize`` writes them (``runOptimize`` first)."""
-    values = np.asarray(positions, dtype=np.uint32)
-    highs = (values >> 16).astype(np.uint16)
-    keys, starts = np.unique(highs, return_index=True)
-    bounds = np.append(starts, len(values))
-    kinds: list[str] = []
-    bodies: list[bytes] = []
-    cards: list[int] = []
-    for i in range(len(keys)):
-        lows = (values[bounds[i] : bounds[i + 1]] & 0xFFFF).astype(np.uint16)
-        card = len(lows)
-        run_starts, run_lengths = _runs(lows)
-        run_size = 2 + 4 * len(run_starts)
-        # Java's runOptimize: a run container when strictly smaller than the array or bitmap
-        smaller = run_size < 2 * card if card <= _ARRAY_MAX_SIZE else run_size < _BITMAP_BYTES
-        kind = "run" if smaller else ("array" if card <= _ARRAY_MAX_SIZE else "bitmap")
-        if kind == "array":
-            body = lows.astype("<u2").tobytes()
-        elif kind == "bitmap":
-            bits = np.zeros(65536, dtype=bool)
-            bits[lows] = True
-            body = np.packbits(bits, bitorder="little").tobytes()
-        else:
-            pairs = np.empty(2 * len(run_starts), dtype="<u2")
-            pairs[0::2] = run_starts
-            pairs[1::2] = run_lengths
-            body = struct.pack("<H", len(run_starts)) + pairs.tobytes()
-        kinds.append(kind)
-        bodies.append(body)
-        cards.append(card)
-    size = len(keys)
-    has_run = "run" in kinds
-    out = bytearray()
-    if has_run:
-        out += struct.pack("<I", _SERIAL_COOKIE | ((size - 1) << 16))
-        flags = np.packbits(np.array([k == "run" for k in kinds], dtype=bool), bitorder="little")
-        out += flags.tobytes()
-    else:
-        out += struct.pack("<II", _SERIAL_COOKIE_NO_RUNCONTAINER, size)
-    header = np.empty(2 * size, dtype="<u2")
-    header[0::2] = keys
-    header[1::2] = np.asarray(cards, dtype=np.int64) - 1
-    out += header.tobytes()
-    if not has_run or size >= _NO_OFFSET_THRESHOLD:
-        offset = len(out) + 4 * size
-        offsets = []
-        for body in bodies:
-            offsets.append(offset)
-            offset += len(body)
-        out += np.asarray(offsets, dtype="<u4").tobytes()
-    for body in bodies:
-        out += body
-    return bytes(out)
-
-
-def deserialize_bitmap(data: bytes | memoryview, *, source: str = "deletion vector") -> np.ndarray:
-    """RoaringBitmap portable bytes -> sorted uint32 positions."""
-    return _deserialize_bitmap(memoryview(data), source=source)[0]
-
-
-def _deserialize_bitmap(buf: memoryview, *, source: str) -> tuple[np.ndarray, int]:
-    """The portable RoaringBitmap at the start of ``buf``: (sorted uint32 positions, its size in bytes)."""
-    try:
-        (cookie,) = struct.unpack_from("<I", buf, 0)
-        pos = 4
-        run_flags: np.ndarray | None = None
-        if cookie & 0xFFFF == _SERIAL_COOKIE:
-            size = (cookie >> 16) + 1
-            nbytes = (size + 7) // 8
-            run_flags = np.unpackbits(np.frombuffer(buf, np.uint8, nbytes, pos), bitorder="little")[:size].astype(bool)
-            pos += nbytes
-        elif cookie == _SERIAL_COOKIE_NO_RUNCONTAINER:
-            (size,) = struct.unpack_from("<I", buf, pos)
-            pos += 4
-        else:
-            raise CorruptMetadataError(source, f"not a portable RoaringBitmap (cookie {cookie})")
-        header = np.frombuffer(buf, "<u2", 2 * size, pos).astype(np.uint32)
-        pos += 4 * size
-        keys, cards = header[0::2], header[1::2] + 1
-        if run_flags is None or size >= _NO_OFFSET_THRESHOLD:
-            pos += 4 * size  # offsets: containers follow each other, no need to seek
-        parts = []
-        for i in range(size):
-            if run_flags is not None and run_flags[i]:
-                (nruns,) = struct.unpack_from("<H", buf, pos)
-                pairs = np.frombuffer(buf, "<u2", 2 * nruns, pos + 2).astype(np.int64)
-                pos += 2 + 4 * nruns
-                starts, lengths = pairs[0::2], pairs[1::2] + 1
-                # arange per run without a Python loop: offsets within each run added to its start
-                total = int(lengths.sum())
-                run_of = np.repeat(np.arange(nruns), lengths)
-                within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-                lows = starts[run_of] + within
-            elif cards[i] <= _ARRAY_MAX_SIZE:
-                lows = np.frombuffer(buf, "<u2", int(cards[i]), pos)
-                pos += 2 * int(cards[i])
-            else:
-                bits = np.unpackbits(np.frombuffer(buf, np.uint8, _BITMAP_BYTES, pos), bitorder="little")
-                lows = np.flatnonzero(bits)
-                pos += _BITMAP_BYTES
-            parts.append((np.uint32(keys[i]) << np.uint32(16)) | lows.astype(np.uint32))
-    except (struct.error, ValueError) as exc:
-        raise CorruptMetadataError(source, f"truncated RoaringBitmap ({exc})") from exc
-    if not parts:
-        return np.empty(0, dtype=np.uint32), pos
-    return np.concatenate(parts), pos
 
 
 # ---------------------------------------------------------------- deletion vectors and index files
@@ -228,7 +99,7 @@ def deserialize_vector(data: bytes | memoryview, *, source: str = "deletion vect
             if not last < key <= 2**31 - 2:
                 raise CorruptMetadataError(source, f"64-bit deletion vector keys out of order or range ({last}, {key})")
             last = key
-            lows, used = _deserialize_bitmap(buf[pos + 4 :], source=source)
+            lows, used = read_bitmap(buf, pos + 4, source=source)
             pos += 4 + used
             if len(lows):
                 parts.append(lows if key == 0 else (np.uint64(key) << np.uint64(32)) | lows.astype(np.uint64))
