@@ -297,6 +297,26 @@ class JavaOracle:
         vectors = self.request("dv_bitmaps", cases=[list(map(int, c)) for c in cases])["vectors"]
         return [base64.b64decode(v) for v in vectors]
 
+    def file_index(
+        self,
+        index: str,
+        type_: str,
+        values: Sequence[Any],
+        *,
+        options: Mapping[str, str] | None = None,
+        queries: Sequence[Mapping[str, Any]] = (),
+    ) -> tuple[bytes, list[Any]]:
+        """Java's file index ``index`` (``bitmap``, ``bsi``, ``bloom-filter``) of type ``type_`` over
+        ``values`` (one per row, None for null; JSON as the oracle's writes take them: timestamps
+        as epoch microseconds, decimals as strings): its bytes, and Java's reader's answer to each
+        query (``{"op": "equal" | "not_equal" | "in" | "not_in" | "is_null" | "is_not_null" | "<"
+        | "<=" | ">" | ">=", "literal" | "literals": ...}``): the row positions, or a bool (remain)
+        when the answer is no row set."""
+        result = self.request(
+            "file_index", index=index, type=type_, values=list(values), options=dict(options or {}), queries=list(queries)
+        )
+        return base64.b64decode(result["bytes"]), result["answers"]
+
 
 # -- Arrow types <-> Paimon types ---------------------------------------------------------------
 

@@ -57,6 +57,13 @@ import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.deletionvectors.BitmapDeletionVector;
 import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.fileindex.FileIndexReader;
+import org.apache.paimon.fileindex.FileIndexResult;
+import org.apache.paimon.fileindex.FileIndexWriter;
+import org.apache.paimon.fileindex.FileIndexer;
+import org.apache.paimon.fileindex.bitmap.BitmapIndexResult;
+import org.apache.paimon.fs.ByteArraySeekableStream;
+import org.apache.paimon.predicate.FieldRef;
 import org.apache.paimon.index.BucketAssigner;
 import org.apache.paimon.index.HashBucketAssigner;
 import org.apache.paimon.index.SimpleHashBucketAssigner;
@@ -200,6 +207,8 @@ public class PaimonOracle {
                 return optionKeys();
             case "dv_bitmaps":
                 return dvBitmaps(req);
+            case "file_index":
+                return fileIndex(req);
             case "analyze":
                 return analyze(req);
             case "use_catalog":
@@ -1079,6 +1088,89 @@ public class PaimonOracle {
         }
         ObjectNode result = NODES.objectNode();
         result.set("vectors", out);
+        return result;
+    }
+
+    /**
+     * One file index (bitmap, bsi, bloom-filter) built by Java's writer over the given values (one
+     * per row, nulls included), its bytes, and Java's reader's answers to the given queries over
+     * them: the row positions, or null when the answer is not a row set (remain / skip).
+     */
+    static ObjectNode fileIndex(JsonNode req) throws Exception {
+        DataType type = parseType(req.get("type"));
+        FileIndexer indexer =
+                FileIndexer.create(
+                        req.get("index").asText(),
+                        type,
+                        Options.fromMap(stringMap(req.get("options"))));
+        FileIndexWriter writer = indexer.createWriter();
+        for (JsonNode value : req.get("values")) {
+            writer.write(toInternal(value, type));
+        }
+        byte[] bytes = writer.serializedBytes();
+        ObjectNode result = NODES.objectNode();
+        result.put("bytes", Base64.getEncoder().encodeToString(bytes));
+        ArrayNode answers = NODES.arrayNode();
+        if (present(req, "queries")) {
+            FileIndexReader reader =
+                    indexer.createReader(new ByteArraySeekableStream(bytes), 0, bytes.length);
+            FieldRef field = new FieldRef(0, "f", type);
+            for (JsonNode query : req.get("queries")) {
+                Object literal = toInternal(query.get("literal"), type);
+                List<Object> literals = new ArrayList<>();
+                if (query.has("literals")) {
+                    for (JsonNode item : query.get("literals")) {
+                        literals.add(toInternal(item, type));
+                    }
+                }
+                FileIndexResult answer;
+                switch (query.get("op").asText()) {
+                    case "equal":
+                        answer = reader.visitEqual(field, literal);
+                        break;
+                    case "not_equal":
+                        answer = reader.visitNotEqual(field, literal);
+                        break;
+                    case "in":
+                        answer = reader.visitIn(field, literals);
+                        break;
+                    case "not_in":
+                        answer = reader.visitNotIn(field, literals);
+                        break;
+                    case "is_null":
+                        answer = reader.visitIsNull(field);
+                        break;
+                    case "is_not_null":
+                        answer = reader.visitIsNotNull(field);
+                        break;
+                    case "<":
+                        answer = reader.visitLessThan(field, literal);
+                        break;
+                    case "<=":
+                        answer = reader.visitLessOrEqual(field, literal);
+                        break;
+                    case ">":
+                        answer = reader.visitGreaterThan(field, literal);
+                        break;
+                    case ">=":
+                        answer = reader.visitGreaterOrEqual(field, literal);
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown query " + query);
+                }
+                if (answer instanceof BitmapIndexResult) {
+                    ArrayNode rows = NODES.arrayNode();
+                    Iterator<Integer> it = ((BitmapIndexResult) answer).get().iterator();
+                    while (it.hasNext()) {
+                        rows.add(it.next());
+                    }
+                    answers.add(rows);
+                } else {
+                    answers.add(answer.remain());
+                }
+            }
+        }
+        result.set("answers", answers);
         return result;
     }
 }
