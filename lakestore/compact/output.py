@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from lakestore.format.binary_row import encode_rows
 from lakestore.format.file_format import FileFormat, FormatWriter
+from lakestore.format.fileindex.registry import FileIndexBuilder
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, kv_file_schema
 from lakestore.format.parquet import ROW_GROUP_ROWS
 from lakestore.format.types import DataType
@@ -53,6 +54,7 @@ class _FileStats:
     key_nulls: list[int | None] = field(default_factory=list)
     value_summaries: list[pa.Table] = field(default_factory=list)
     value_nulls: list[int | None] = field(default_factory=list)
+    index: FileIndexBuilder | None = None  # the file's index blob, fed the rows it is written
 
 
 def _add_counts(total: list[int | None], more: list[int | None]) -> list[int | None]:
@@ -111,6 +113,8 @@ class SortedRunWriter:
         _, file_writer, sink, stats = self._open
         file_writer.write(table, group_rows)
         self._account(stats, rows)
+        if stats.index is not None:
+            stats.index.add(rows)
         if sink.tell() >= self.options.target_file_size:
             self._close()
 
@@ -130,7 +134,7 @@ class SortedRunWriter:
         except BaseException as exc:
             context.__exit__(type(exc), exc, exc.__traceback__)
             raise
-        self._open = (context, file_writer, sink, _FileStats(name, path))
+        self._open = (context, file_writer, sink, _FileStats(name, path, index=self.writer.file_index_builder()))
 
     def _account(self, stats: _FileStats, rows: pa.Table) -> None:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
@@ -156,7 +160,7 @@ class SortedRunWriter:
         self._open = None
         file_writer.close()
         context.__exit__(None, None, None)
-        self.files.append(self.writer.located(self._meta(stats)))
+        self.files.append(self.writer.located(self.writer.finish_file_index(self._meta(stats), stats.index)))
 
     def _meta(self, stats: _FileStats) -> DataFileMeta:
         edges = encode_rows(self._key_types, [pa.concat_arrays([a, b]) for a, b in zip(stats.first_key, stats.last_key, strict=True)], 2)

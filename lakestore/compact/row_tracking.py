@@ -103,5 +103,5 @@ def _write(rows: pa.Table, writer: DataFileWriter) -> list[DataFileMeta]:
             first_row_id=None,
             write_cols=tuple(names),
         )
-        out.append(writer.located(meta))
+        out.append(writer.located(writer.with_file_index(meta, chunk)))
     return out

@@ -17,13 +17,16 @@ The classification data behind ``lakestore.meta.options``; a key is exactly one 
 
 ``tests/meta/test_option_classification.py`` lists the keys of Paimon 2.0.0's and 1.4.2's
 ``CoreOptions.getOptions()`` through Paimon's own jars and fails on any key classified nowhere.
-Keys Paimon generates (``fields.<f>.*``, ``file-index.<type>.*``, ``commit.callback.<class>.param``)
-are matched by ``IGNORED_PREFIXES`` / ``options._parse_field_option``.
+Keys Paimon generates (``fields.<f>.*``, ``commit.callback.<class>.param``) are matched by
+``IGNORED_PREFIXES`` / ``options._parse_field_option``; ``file-index.<type>.*`` keys by
+:func:`file_index_refusal` (implemented for the index types of ``lakestore.format.fileindex.registry``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from lakestore.format.fileindex import registry as file_index_registry
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,20 @@ FALLBACK_KEYS: dict[str, str] = {
     "sink.clustering.strategy": "clustering.strategy",
     "blob.stored-descriptor-fields": "blob-descriptor-field",
 }
+
+
+def file_index_refusal(key: str) -> Refusal | None:
+    """The refusal of a ``file-index.<type>.columns`` / ``file-index.<type>.<column>.<option>``
+    key whose index type lakestore does not implement (reads go on: a file's unknown index is
+    not consulted); None for the index types lakestore writes and reads, and other keys."""
+    index_type = file_index_registry.key_type(key)
+    if index_type is None or index_type in file_index_registry.TYPES:
+        return None
+    if index_type in file_index_registry.PAIMON_TYPES:
+        return Refusal(
+            f"the {index_type} file index is not implemented (lakestore writes {', '.join(sorted(file_index_registry.TYPES))})", False
+        )
+    return Refusal(f"{index_type!r} is not a file index type of Paimon", False)
 
 
 def _ignore(why: str, *keys: str) -> None:
@@ -152,9 +169,7 @@ _ignore(
     "materialized-table.refresh-handler-bytes",
 )
 _ignore(
-    "read-side only: file indexes, lookup caches and global-index search (a file without an index is read whole)",
-    "file-index.in-manifest-threshold",
-    "file-index.read.enabled",
+    "read-side only: lookup caches and global-index search",
     "global-index.enabled",
     "global-index.search-mode",
     "scalar-index.search-mode",
@@ -272,7 +287,6 @@ _ignore(
 )
 # Keys Paimon generates per field or type: matched by prefix (``fields.`` options are parsed by options.py).
 IGNORED_PREFIXES: dict[str, str] = {
-    "file-index.": "read-side file indexes (a file without an index is read whole)",
     "lookup.": "lookup-join caches of Paimon's Flink jobs",
     "sink.": "a runtime setting of Paimon's Flink sink",
     "source.": "a runtime setting of Paimon's Flink source",

@@ -19,11 +19,12 @@ from typing import Any, Literal
 
 from lakestore.errors import OptionError, UnsupportedTableError
 from lakestore.format.avro import AVRO_CODECS
+from lakestore.format.fileindex.registry import key_type as file_index_key_type
 from lakestore.format.formats import FORMATS, UNIMPLEMENTED
 from lakestore.format.orc import ORC_CODECS
 from lakestore.format.parquet import PARQUET_CODECS
 from lakestore.meta.kinds import ChangelogProducer, MergeEngine
-from lakestore.meta.option_keys import FALLBACK_KEYS, IGNORED, IGNORED_PREFIXES, REFUSED
+from lakestore.meta.option_keys import FALLBACK_KEYS, IGNORED, IGNORED_PREFIXES, REFUSED, Refusal, file_index_refusal
 from lakestore.units import parse_duration_ms, parse_memory
 
 # Java DateTimeFormatter letters -> strptime directives (the ones partition values use).
@@ -295,6 +296,9 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("metadata.stats-dense-store", "true", _bool),
         OptionSpec("metadata.stats-keep-first-n-columns", "-1", _keep_first_n),
         OptionSpec("deletion-vectors.enabled", "false", _bool),  # lakestore/read|compact/deletion_vectors.py
+        # file indexes of data files (lakestore/format/fileindex, written by lakestore/write/file_writer.py)
+        OptionSpec("file-index.in-manifest-threshold", "500 b", parse_memory),
+        OptionSpec("file-index.read.enabled", "true", _bool),
         OptionSpec("force-lookup", "false", _bool),  # the lookup merge of reads and compaction (lakestore/merge/lookup.py)
         OptionSpec("deletion-vectors.bitmap64", "false", _bool),  # 64-bit vectors (Paimon 1.2+): lakestore/format/deletion_vector.py
         # row tracking and data evolution (Paimon 1.3+): lakestore/write/row_tracking.py, lakestore/read/data_evolution.py
@@ -416,13 +420,22 @@ def _ignorable(key: str) -> bool:
 
 
 def _implemented(key: str) -> bool:
+    if file_index_key_type(key) is not None:
+        return file_index_refusal(key) is None  # file-index.<type>.* of a type lakestore implements
     return key in _SPECS or _parse_field_option(key) is not None or FALLBACK_KEYS.get(key, "") in _SPECS
+
+
+def _refusal(key: str) -> Refusal:
+    found = file_index_refusal(key)
+    return found if found is not None else REFUSED[key if key in REFUSED else FALLBACK_KEYS[key]]
 
 
 def classify(key: str) -> Literal["implemented", "ignored", "refused", "unknown"]:
     """What lakestore does with option ``key`` set on an existing table (see ``option_keys``)."""
     if _implemented(key):
         return "implemented"
+    if file_index_refusal(key) is not None:
+        return "refused"
     key = key if key in REFUSED or key in IGNORED else FALLBACK_KEYS.get(key, key)
     if key in REFUSED:
         return "refused"
@@ -454,7 +467,7 @@ def unsupported(options: Mapping[str, str], *, primary_keys: Sequence[str], part
         if kind in ("implemented", "ignored"):
             continue
         if kind == "refused":
-            refusal = REFUSED[key if key in REFUSED else FALLBACK_KEYS[key]]
+            refusal = _refusal(key)
             if str(value).strip().lower() in refusal.allowed:
                 continue
             reason = f"{key}={value}: {refusal.reason}"
@@ -601,6 +614,12 @@ def validate(options: Mapping[str, str], *, strict: bool = True) -> dict[str, st
             if strict:
                 raise OptionError(f"option {key!r} is a Paimon option that lakestore does not implement: {REFUSED[key].reason}")
             cleaned[key] = value  # written by another engine: ``unsupported`` decides what it blocks
+            continue
+        if file_index_key_type(key) is not None:
+            refusal = file_index_refusal(key)
+            if refusal is not None and strict:
+                raise OptionError(f"option {key!r} is not supported: {refusal.reason}")
+            cleaned[key] = value  # checked against the columns when a file is written (registry.file_index_options)
             continue
         spec = _SPECS.get(key)
         if spec is None:

@@ -18,6 +18,7 @@ from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.bucket_prune import bucket_filter
 from lakestore.read.deletion_vectors import DeletionFile, deletion_files, read_index_files
+from lakestore.read.file_index import FileIndexFilter
 from lakestore.read.predicate import Predicate, Stats
 
 
@@ -69,6 +70,15 @@ class Split:
     @property
     def row_count(self) -> int:
         return sum(f.row_count for f in self.files)
+
+
+class ScanPlan(list[Split]):
+    """The splits of a scan, and what pruned files: ``files_skipped_by_index`` counts the data
+    files whose statistics kept them but whose file indexes ruled the filter out."""
+
+    def __init__(self, splits: Sequence[Split] = (), files_skipped_by_index: int = 0) -> None:
+        super().__init__(splits)
+        self.files_skipped_by_index = files_skipped_by_index
 
 
 def _stats_dict(names: Sequence[str], types: Sequence[DataType], stats: SimpleStats, row_count: int, source: str) -> Stats:
@@ -138,11 +148,12 @@ class ScanPlanner:
             return True  # statistics of another schema version: do not trust names
         return predicate.might_match(_stats_dict(names, self.schema.types_of(names), f.value_stats, f.row_count, source))
 
-    def plan(self, snapshot: Snapshot | None, predicate: Predicate | None = None, *, levels: Levels | None = None) -> list[Split]:
-        """The splits of ``snapshot``, pruned by ``predicate``; with ``levels``, only the files
-        it keeps (as if the others were not there)."""
+    def plan(self, snapshot: Snapshot | None, predicate: Predicate | None = None, *, levels: Levels | None = None) -> ScanPlan:
+        """The splits of ``snapshot``, pruned by ``predicate`` (partitions, buckets, statistics and
+        file indexes); with ``levels``, only the files it keeps (as if the others were not there).
+        Raises ``CorruptMetadataError`` for a corrupt file index."""
         if snapshot is None:
-            return []
+            return ScanPlan()
         manifest_filter = None
         entry_filter = None
         if predicate is not None:
@@ -173,10 +184,17 @@ class ScanPlanner:
                 continue
             groups.setdefault((entry.partition, entry.bucket), []).append(entry)
         vectors = self._deletion_files(snapshot) if self.deletion_vectors else {}
-        splits = []
+        splits = ScanPlan()
+        indexes = None
+        if predicate is not None and FileIndexFilter.applies(self.schema):
+            indexes = FileIndexFilter(self.schema, self.manifests.file_io, self.manifests.manifest_dir.rsplit("/", 1)[0], predicate)
         for (partition, bucket), group in groups.items():
             if predicate is not None and not self.data_evolution:
                 group = [e for e in group if self._file_may_match(predicate, e)]
+                if indexes is not None:
+                    kept = [e for e in group if not indexes.skips(e)]
+                    splits.files_skipped_by_index += len(group) - len(kept)
+                    group = kept
                 if not group:
                     continue
             files = tuple(sorted((e.file for e in group), key=self._file_order))

@@ -21,7 +21,7 @@ from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import Levels, ScanPlanner, Split
+from lakestore.read.scan import Levels, ScanPlan, ScanPlanner, Split
 from lakestore.read.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options
 from lakestore.scan.table_scan import ScanSpec
 from lakestore.store import FileStore
@@ -138,7 +138,8 @@ class StoreScan:
                 if e.file.creation_time_ms is not None and file_created_epoch_ms(e.file.creation_time_ms) >= created_after
             }
             levels = Levels(low=1 << 30, files=frozenset(names))  # the named files only, whatever their level
-        return only_scan_bucket(self.store.schema.options, ScanPlanner(schema, manifests).plan(snapshot, filter, levels=levels))
+        plan = ScanPlanner(schema, manifests).plan(snapshot, filter, levels=levels)
+        return ScanPlan(only_scan_bucket(self.store.schema.options, plan), plan.files_skipped_by_index)
 
     def _read_plan(
         self, snapshot: Snapshot | None, schema: TableSchema, spec: ScanSpec, created_after: int | None

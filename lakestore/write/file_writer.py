@@ -13,6 +13,8 @@ import pyarrow.compute as pc
 
 from lakestore.format.binary_row import EMPTY_ROW
 from lakestore.format.file_format import FileFormat, WrittenFile, write_rolling
+from lakestore.format.fileindex.format import INDEX_FILE_SUFFIX
+from lakestore.format.fileindex.registry import FileIndexBuilder, FileIndexOptions, file_index_options
 from lakestore.format.formats import format_named
 from lakestore.format.kv import SEQUENCE_NUMBER, VALUE_KIND, append_file_schema, kv_file_schema
 from lakestore.format.parquet import ROW_GROUP_ROWS
@@ -56,6 +58,13 @@ class _SchemaState:
         self.plans: dict[tuple[bool, int], ValueStatsPlan] = {}
         self._kv_schema: pa.Schema | None = None
         self._append_schema: pa.Schema | None = None
+        self._file_index: FileIndexOptions | None = None
+
+    def file_index(self) -> FileIndexOptions:
+        """The ``file-index.*`` indexes of the table's data files (``OptionError`` when refused)."""
+        if self._file_index is None:
+            self._file_index = file_index_options(self.schema.options, self.types)
+        return self._file_index
 
     def kv_schema(self) -> pa.Schema:
         if self._kv_schema is None:
@@ -116,6 +125,8 @@ class DataFileWriter:
         self._value_types = state.value_types
         self._key_names = state.key_names
         self._key_types = state.key_types
+        if not self.is_changelog:
+            state.file_index()  # refused index options fail before any file is written
 
     @property
     def is_changelog(self) -> bool:
@@ -203,6 +214,41 @@ class DataFileWriter:
         new = self._by_name.get(meta.file_name)
         return replace(meta, external_path=new.external_path) if new is not None and new.external_path else meta
 
+    # -- file indexes (Paimon's DataFileIndexWriter) ----------------------------------------------
+    def file_index_builder(self) -> FileIndexBuilder | None:
+        """A builder of the index blob of one new data file, fed the file's rows (user columns)
+        as they are written; None when the table asks for no index, or for changelog files
+        (Paimon indexes data files only). Raises ``OptionError`` for refused index options."""
+        if self.is_changelog:
+            return None
+        spec = self._state.file_index()
+        return None if spec.empty else FileIndexBuilder(spec, self._state.types)
+
+    def finish_file_index(self, meta: DataFileMeta, builder: FileIndexBuilder | None) -> DataFileMeta:
+        """``meta`` with its index: embedded in the manifest entry up to
+        ``file-index.in-manifest-threshold`` bytes, else written to ``<data file>.index`` beside
+        the data file and named in its extra files."""
+        if builder is None:
+            return meta
+        blob = builder.to_bytes()
+        if len(blob) <= builder.spec.in_manifest_threshold:
+            return replace(meta, embedded_file_index=blob)
+        new = self._by_name.get(meta.file_name)
+        data_path = new.path if new is not None else f"{self.directory}/{meta.file_name}"
+        index_name = meta.file_name + INDEX_FILE_SUFFIX
+        index_path = data_path + INDEX_FILE_SUFFIX
+        self.written.append(index_path)
+        with self.file_io.open_output(index_path) as out:
+            out.write(blob)
+        return replace(meta, extra_files=(*meta.extra_files, index_name))
+
+    def with_file_index(self, meta: DataFileMeta, rows: pa.Table) -> DataFileMeta:
+        """``meta`` with the index of a data file holding ``rows`` (see ``finish_file_index``)."""
+        builder = self.file_index_builder()
+        if builder is not None:
+            builder.add(rows)
+        return self.finish_file_index(meta, builder)
+
     def _new_path(self, level: int) -> tuple[str, str]:
         new = self.paths.new_file(self.prefix, self.file_format(level).name)
         self._by_name[new.name] = new
@@ -239,10 +285,11 @@ class DataFileWriter:
         columns += [rows.column(f.name) for f in self._user_schema]
         file_schema = self._state.kv_schema()
         table = pa.Table.from_arrays(columns, schema=file_schema)
-        return [
-            self.located(self._kv_meta(name, written, rows.slice(written.offset, written.rows), level, file_source))
-            for name, written in self._write_files(table, level)
-        ]
+        out = []
+        for name, written in self._write_files(table, level):
+            chunk = rows.slice(written.offset, written.rows)
+            out.append(self.located(self.with_file_index(self._kv_meta(name, written, chunk, level, file_source), chunk)))
+        return out
 
     def _kv_meta(self, name: str, written: WrittenFile, rows: pa.Table, level: int, file_source: int) -> DataFileMeta:
         bounds = pc.min_max(rows.column(SEQUENCE_NUMBER))
@@ -295,14 +342,17 @@ class DataFileWriter:
                     file_source=file_source,
                 )
             )
-        return [self.located(meta) for meta in out]
+        return [self.located(self.with_file_index(m, rows.slice(m.min_sequence_number - first_sequence, m.row_count))) for m in out]
 
     def delete_file(self, file_name: str) -> None:
+        """Remove a file this writer wrote, with its index file if it has one."""
         new = self._by_name.get(file_name)
         path = new.path if new is not None else f"{self.directory}/{file_name}"
-        self.file_io.delete(path)
-        if path in self.written:
-            self.written.remove(path)
+        for p in (path, path + INDEX_FILE_SUFFIX):
+            if p == path or p in self.written:
+                self.file_io.delete(p)
+            if p in self.written:
+                self.written.remove(p)
 
     def delete_written(self) -> None:
         for path in self.written:
