@@ -367,3 +367,28 @@ def test_unimplemented_index_types_are_refused_by_name(catalog: lakestore.Catalo
     with pytest.raises(OptionError, match="missing"):
         table.write_arrow(pa.table({"id": [1]}))
     assert table.latest_snapshot() is None
+
+
+def test_index_files_follow_their_data_files_through_maintenance(catalog: lakestore.Catalog) -> None:
+    schema = pa.schema([("s", pa.string())])
+    options = {"file-index.bloom-filter.columns": "s", "file-index.in-manifest-threshold": "1 b"}
+    table = catalog.create_table("db.t", schema=schema, options=options)
+    for k in range(3):
+        table.write_arrow(pa.table({"s": [f"v{i}" for i in range(k, 30, 3)]}))
+    folder = table.path + "/bucket-0"
+
+    def on_disk() -> set[str]:
+        return {p.rsplit("/", 1)[-1] for p in table.file_io.list_names(folder)}
+
+    old = {f.file_name for f in _files(table)}
+    assert {n + ".index" for n in old} <= on_disk()
+    # live index files are not orphans
+    assert not [p for p in table.maintenance.remove_orphan_files(older_than_ms=2**62).deleted if p.endswith(".index")]
+    assert {n + ".index" for n in old} <= on_disk()
+    table.compact(full=True)
+    new = {f.file_name for f in _files(table)}
+    assert new.isdisjoint(old) and {n + ".index" for n in new} <= on_disk()
+    table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1)
+    assert on_disk() == new | {n + ".index" for n in new}  # expired files went with their indexes
+    assert table.maintenance.check().ok
+    assert table.scan().filter(col("s") == "v7").to_arrow().to_pylist() == [{"s": "v7"}]

@@ -1,0 +1,171 @@
+"""Bloom-filter file indexes both ways against Paimon 2.0.0 Java: Java's indexes (embedded in the
+manifest and in ``.index`` files) read and used by lakestore's scans; lakestore's indexes byte for
+byte Java's for the same rows, read by Java's scans and readers to skip lakestore's files."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import lakestore
+from lakestore import col
+from lakestore.format.fileindex.format import read_file_index
+from lakestore.meta.manifest import DataFileMeta
+from tests.interop.conftest import same_rows
+
+pytestmark = pytest.mark.oracle
+
+ROOT = Path(__file__).resolve().parents[2]
+JARS = ROOT / ".jars"
+SCAN_PROGRAM = Path(__file__).with_name("PaimonFileIndexScan.java")
+
+SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("i", pa.int32()),
+        ("sm", pa.int16()),
+        ("f", pa.float32()),
+        ("d", pa.float64()),
+        ("s", pa.string()),
+        ("b", pa.binary()),
+        ("day", pa.date32()),
+        ("ts3", pa.timestamp("ms")),
+        ("ts6", pa.timestamp("us")),
+    ]
+)
+INDEXED = "i,sm,f,d,s,b,day,ts3,ts6"
+BATCHES = 3
+
+
+def _batch(k: int) -> pa.Table:
+    """Rows k, k+3, k+6...: every file spans (nearly) the whole range, so statistics keep them all."""
+    ids = list(range(k, 90, BATCHES))
+    base = dt.datetime(2024, 1, 1, 12, 0, 0)
+    return pa.table(
+        {
+            "id": ids,
+            "i": [i * 7 for i in ids],
+            "sm": [i - 40 for i in ids],
+            "f": [i / 4 for i in ids],
+            "d": [i * 1.5 - 3 for i in ids],
+            "s": [f"v{i:03d}" if i % 11 else None for i in ids],
+            "b": [bytes([i, 255 - i]) * (i % 5) for i in ids],
+            "day": [dt.date(2023, 12, 1) + dt.timedelta(days=i) for i in ids],
+            "ts3": [base + dt.timedelta(milliseconds=1001 * i) for i in ids],
+            "ts6": [base + dt.timedelta(microseconds=123_457 * i) for i in ids],
+        },
+        schema=SCHEMA,
+    )
+
+
+def _options(threshold: str) -> dict[str, str]:
+    # Paimon has no type-wide index options ("file-index.bloom-filter.items" is ignored): per column
+    sized = {f"file-index.bloom-filter.{c}.items": "40" for c in INDEXED.split(",")}
+    sized |= {f"file-index.bloom-filter.{c}.fpp": "0.001" for c in INDEXED.split(",") if c != "sm"}  # sm: default 0.1
+    return {
+        "bucket": "-1",
+        "file-index.bloom-filter.columns": INDEXED,
+        **sized,
+        "file-index.in-manifest-threshold": threshold,
+    }
+
+
+def _files(table: lakestore.Table) -> list[DataFileMeta]:
+    files = [f for s in table.scan().plan() for f in s.files]
+    return sorted(files, key=lambda f: f.min_sequence_number)
+
+
+def _index_bytes(table: lakestore.Table, f: DataFileMeta) -> bytes:
+    if f.embedded_file_index is not None:
+        return f.embedded_file_index
+    (name,) = f.extra_files
+    return table.file_io.read_bytes(f"{table.path}/bucket-0/{name}")
+
+
+def _java_scans(warehouse: Path, *queries: str) -> dict[str, dict[str, int]]:
+    if shutil.which("java") is None or not list((JARS / "paimon-2.0.0").glob("*.jar")):
+        pytest.skip("Paimon 2.0.0 jars missing (bash scripts/install_jars.sh)")
+    classpath = f"{JARS / 'paimon-2.0.0'}/*:{JARS / 'lib'}/*"
+    done = subprocess.run(
+        ["java", "-cp", classpath, str(SCAN_PROGRAM), str(warehouse), *queries], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {a["query"]: a for a in answers}
+
+
+@pytest.mark.parametrize("threshold", ["100 kb", "1 b"], ids=["embedded", "index-file"])
+def test_java_indexes_read_and_matched_byte_for_byte(java, warehouse, catalog, threshold: str) -> None:
+    java.create_table(warehouse, "db.j", SCHEMA, options=_options(threshold))
+    for k in range(BATCHES):
+        java.write(warehouse, "db.j", _batch(k))
+    theirs = catalog.get_table("db.j")
+    expected = pa.concat_tables([_batch(k) for k in range(BATCHES)])
+    same_rows(theirs.to_arrow(), expected, ["id"])
+
+    java_files = _files(theirs)
+    assert len(java_files) == BATCHES
+    if threshold == "1 b":
+        assert all(f.embedded_file_index is None and f.extra_files == (f.file_name + ".index",) for f in java_files)
+    else:
+        assert all(f.embedded_file_index is not None and not f.extra_files for f in java_files)
+    head = read_file_index(_index_bytes(theirs, java_files[0]))
+    assert sorted(head) == sorted(INDEXED.split(",")) and all(set(t) == {"bloom-filter"} for t in head.values())
+
+    # lakestore skips Java's files: one file holds the value, the statistics keep all three
+    for predicate, rows in (
+        (col("s") == "v041", [41]),
+        (col("i") == 7 * 41, [41]),
+        (col("b") == bytes([41, 214]), [41]),
+        (col("day") == dt.date(2023, 12, 1) + dt.timedelta(days=41), [41]),
+        (col("ts6") == dt.datetime(2024, 1, 1, 12) + dt.timedelta(microseconds=123_457 * 41), [41]),
+        (col("d") == 41 * 1.5 - 3, [41]),
+    ):
+        plan = theirs.scan().filter(predicate).plan()
+        assert plan.files_skipped_by_index == BATCHES - 1, predicate
+        assert sorted(theirs.scan().filter(predicate).to_arrow().column("id").to_pylist()) == rows
+
+    # the same rows written by lakestore: the same index bytes, file by file
+    ours = catalog.create_table("db.l", schema=SCHEMA, options=_options(threshold))
+    for k in range(BATCHES):
+        ours.write_arrow(_batch(k))
+    our_files = _files(ours)
+    assert [f.extra_files != () for f in our_files] == [f.extra_files != () for f in java_files]
+    for mine, java_file in zip(our_files, java_files, strict=True):
+        assert _index_bytes(ours, mine) == _index_bytes(theirs, java_file)
+
+
+def test_java_skips_lakestore_files(java, warehouse, catalog) -> None:
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    sized = {"file-index.bloom-filter.s.items": "200", "file-index.bloom-filter.id.items": "200"}
+    tables = {
+        "emb": {"file-index.bloom-filter.columns": "s,id", **sized},
+        "sep": {"file-index.bloom-filter.columns": "s,id", **sized, "file-index.in-manifest-threshold": "1 b"},
+        "none": {},
+    }
+    for name, options in tables.items():
+        table = catalog.create_table(f"db.{name}", schema=schema, options=options)
+        for k in range(4):
+            table.write_arrow(pa.table({"id": list(range(k, 400, 4)), "s": [f"v{i:03d}" for i in range(k, 400, 4)]}))
+        rows = java.read(warehouse, f"db.{name}")
+        same_rows(rows, table.to_arrow(), ["id"])
+        assert rows.num_rows == 400
+    answers = _java_scans(warehouse, *(f"db.{n}|{q}" for n in tables for q in ("s=v201", "s=v1505", "id=201")))
+    # embedded: Java's scan plans only the file that may hold the value
+    assert answers["db.emb|s=v201"]["files"] == 1
+    assert answers["db.emb|s=v1505"]["files"] == 0
+    assert answers["db.emb|id=201"]["files"] == 1
+    # index files: Java plans every file, its readers skip three of them by their index file
+    assert answers["db.sep|s=v201"]["files"] == 4 and answers["db.sep|s=v201"]["skipped_by_index_file"] == 3
+    assert answers["db.sep|s=v1505"]["skipped_by_index_file"] == 4
+    assert answers["db.sep|id=201"]["skipped_by_index_file"] == 3
+    # no index: nothing skipped
+    assert answers["db.none|s=v201"]["files"] == 4 and answers["db.none|s=v201"]["skipped_by_index_file"] == 0
+    for name in tables:
+        assert catalog.get_table(f"db.{name}").scan().filter(col("s") == "v201").to_arrow().to_pylist() == [{"id": 201, "s": "v201"}]
