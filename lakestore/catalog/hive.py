@@ -44,9 +44,16 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-import pyarrow as pa
-
-from lakestore.catalog.filesystem import DB_SUFFIX, Catalog, _check_name, parse_identifier, split_branch
+from lakestore.catalog.base import (
+    DB_SUFFIX,
+    Catalog,
+    NewTable,
+    _check_name,
+    data_identifier,
+    parse_identifier,
+    publish_changes,
+    split_branch,
+)
 from lakestore.catalog.hive_sync import HiveTable, PartitionSync
 from lakestore.catalog.hive_table import (
     COMMENT_PROP,
@@ -62,10 +69,8 @@ from lakestore.catalog.hive_table import (
     update_hms_table,
 )
 from lakestore.errors import (
-    CommitRetriesExhaustedError,
     DatabaseAlreadyExistsError,
     DatabaseNotFoundError,
-    InvalidIdentifierError,
     OptionError,
     TableAlreadyExistsError,
     TableNotFoundError,
@@ -75,9 +80,8 @@ from lakestore.io.hive_lock import HiveCatalogLock, hive_lock_requested
 from lakestore.io.hive_metastore import METASTORE_WAREHOUSE, MetastoreAddress, MetastoreClient, hive_conf, ttypes
 from lakestore.io.lock import parse_bool
 from lakestore.meta.branch import branch_root
-from lakestore.meta.schema import SchemaManager, TableSchema, new_schema
-from lakestore.meta.schema_change import RemoveOption, SchemaChange, apply_changes
-from lakestore.system import split_system_table
+from lakestore.meta.schema import SchemaManager, TableSchema
+from lakestore.meta.schema_change import RemoveOption, SchemaChange
 from lakestore.table import Table
 
 LOCK_ENABLED = "lock.enabled"
@@ -337,33 +341,13 @@ class HiveCatalog(Catalog):
         names = self.client.call("get_all_tables", database)
         return sorted(n for n in names if (h := self._hms_table(database, n)) is not None and is_paimon_table(h))
 
-    def create_table(
-        self,
-        identifier: str,
-        *,
-        schema: pa.Schema,
-        partition_keys: Sequence[str] = (),
-        primary_keys: Sequence[str] = (),
-        options: Mapping[str, str] | None = None,
-        comment: str | None = None,
-        exist_ok: bool = False,
-    ) -> Table:
+    def _create_table(self, new: NewTable, *, exist_ok: bool) -> Table:
         """Create a table as Paimon's ``createTableImpl``: ``schema-0`` under the table's lock,
         then the HMS table; if the metastore refuses it, a managed table's folder is deleted.
-        The table option ``path`` places it elsewhere (external). Arguments as
-        ``Catalog.create_table``.
-
-        Raises:
-            DatabaseNotFoundError: the database is not registered.
-            TableAlreadyExistsError: the table (or a non-Paimon HMS table of that name) exists.
-            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
-            SchemaMismatchError: duplicate columns, or keys that are not columns.
-            OptionError: an unknown or invalid table option.
-            LockAcquireTimeoutError: the table's lock was not acquired in time.
-            HiveMetastoreError: the metastore refused the table.
-        """
+        The table option ``path`` places it elsewhere (external); a non-Paimon HMS table of that
+        name is refused too."""
         t = ttypes()
-        database, table = parse_identifier(identifier)
+        identifier, database, table = new.identifier, new.database, new.name
         self._require_database(database)
         existing = self._hms_table(database, table)
         if existing is not None:
@@ -371,11 +355,11 @@ class HiveCatalog(Catalog):
                 return self.get_table(identifier)
             kind = "" if is_paimon_table(existing) else " (not a Paimon table)"
             raise TableAlreadyExistsError(f"table {identifier!r} already exists in the Hive Metastore{kind}")
-        table_options = {str(k): str(v) for k, v in (options or {}).items()}
+        table_options = {str(k): str(v) for k, v in new.options.items()}
         custom = table_options.pop("path", None)
         # the metastore's own table options: lakestore's option check refuses them as other engines' settings
         hive_options = {k: table_options.pop(k) for k in list(table_options) if k in _HIVE_TABLE_OPTIONS or k.startswith("hive.")}
-        table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys, options=table_options, comment=comment)
+        table_schema = new.table_schema(table_options)
         if hive_options:
             table_schema = replace(table_schema, options={**table_schema.options, **hive_options})
         _check_hive_options(table_schema)
@@ -421,10 +405,7 @@ class HiveCatalog(Catalog):
             DatabaseNotFoundError: the database is not registered.
             InvalidIdentifierError: a malformed identifier, or one naming a system table.
         """
-        data_identifier, system = split_system_table(identifier)
-        if system is not None:
-            raise InvalidIdentifierError(f"{identifier!r} names the system table {system!r}: open it with catalog.get_system_table")
-        base, branch = split_branch(data_identifier)
+        base, branch = data_identifier(identifier)
         database, table, hms_table = self._paimon_table(base)
         path = self._path(table_location(hms_table) or f"{self.database_path(database)}/{table}").rstrip("/")
         if not SchemaManager(self.file_io, branch_root(path, branch)).list_ids():
@@ -449,15 +430,7 @@ class HiveCatalog(Catalog):
         path = self._path(table_location(hms_table) or self.table_path(base)).rstrip("/")
         manager = SchemaManager(self.file_io, branch_root(path, branch))
         with self._locked(database, table):
-            for _ in range(10):
-                current = manager.latest()
-                if current is None:
-                    raise TableNotFoundError(f"table {identifier!r} does not exist")
-                altered = apply_changes(current, list(changes))
-                if manager.publish(altered):
-                    break
-            else:
-                raise CommitRetriesExhaustedError(f"alter_table {identifier!r}: schema kept changing concurrently")
+            altered = publish_changes(manager, identifier, changes)
         if branch == "main":
             removed = {c.key for c in changes if isinstance(c, RemoveOption)}
             hms_table.parameters = {k: v for k, v in (hms_table.parameters or {}).items() if k not in removed}

@@ -33,9 +33,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-import pyarrow as pa
-
-from lakestore.catalog.filesystem import DB_SUFFIX, Catalog, _check_name, parse_identifier, split_branch
+from lakestore.catalog.base import DB_SUFFIX, NewTable, _check_name, parse_identifier, split_branch
+from lakestore.catalog.filesystem import FileSystemCatalog
 from lakestore.catalog.jdbc_store import JdbcStore
 from lakestore.errors import (
     DatabaseAlreadyExistsError,
@@ -48,7 +47,7 @@ from lakestore.io.factory import local_path
 from lakestore.io.fileio import FileIO, uri_scheme
 from lakestore.io.jdbc import driver_properties
 from lakestore.io.lock import JdbcCatalogLock, parse_bool, table_lock_id
-from lakestore.meta.schema import SchemaManager, TableSchema, new_schema
+from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.schema_change import SchemaChange
 from lakestore.table import Table
 
@@ -73,7 +72,7 @@ def default_uri(warehouse: str) -> str:
     return f"jdbc:sqlite:{local_path(warehouse).rstrip('/')}/{DEFAULT_SQLITE_FILE}"
 
 
-class JdbcCatalog(Catalog):
+class JdbcCatalog(FileSystemCatalog):
     """Paimon's JDBC catalog over SQLite or PostgreSQL (see the module docstring); built by
     ``lakestore.Catalog(warehouse, options={"metastore": "jdbc", ...})``.
 
@@ -236,34 +235,13 @@ class JdbcCatalog(Catalog):
         self._require_database(database)
         return self.store.list_tables(database)
 
-    def create_table(
-        self,
-        identifier: str,
-        *,
-        schema: pa.Schema,
-        partition_keys: Sequence[str] = (),
-        primary_keys: Sequence[str] = (),
-        options: Mapping[str, str] | None = None,
-        comment: str | None = None,
-        exist_ok: bool = False,
-    ) -> Table:
+    def _create_table(self, new: NewTable, *, exist_ok: bool) -> Table:
         """Create a table: ``schema-0`` in its folder, then its ``paimon_tables`` row (under the
-        catalog lock with ``lock.enabled``). Arguments as ``Catalog.create_table``.
-
-        Raises:
-            DatabaseNotFoundError: the database is not registered.
-            TableAlreadyExistsError: the table (or a view of that name) is registered, or its
-                folder already holds a table nobody registered (see ``repair_table``).
-            InvalidIdentifierError: ``identifier`` is not ``"database.table"``.
-            SchemaMismatchError: duplicate columns, or keys that are not columns.
-            UnsupportedTypeError: a column type Paimon has no type for.
-            OptionError: an unknown option, one lakestore does not implement, an invalid value
-                or combination.
-            LockAcquireTimeoutError: the catalog lock was not acquired in time.
-        """
-        database, table = parse_identifier(identifier)
+        catalog lock with ``lock.enabled``); refused when a view of that name is registered, or
+        when the folder already holds a table nobody registered (see ``repair_table``)."""
+        identifier, database, table = new.identifier, new.database, new.name
         self._require_database(database)
-        table_schema = new_schema(schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
+        table_schema = new.table_schema()
         path = self.table_path(identifier)
         with self._locked(identifier):
             if self.store.view_exists(database, table):

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.catalog import JdbcCatalog
+from lakestore.catalog import FileSystemCatalog, HiveCatalog, JdbcCatalog, RestCatalog
 from lakestore.cli import main as cli_main
 from lakestore.errors import (
     CatalogUnreachableError,
@@ -234,7 +234,9 @@ def test_embedded_sqlite_is_the_default(tmp_path: Path):
     catalog.create_database("db")
     assert (wh / "jdbc-catalog.sqlite").is_file()
     assert lakestore.Catalog(f"file://{wh}", options={"metastore": "JDBC"}).list_databases() == ["db"]
-    assert type(lakestore.Catalog(str(wh), options={"metastore": "filesystem"})) is lakestore.Catalog
+    filesystem = lakestore.Catalog(str(wh), options={"metastore": "filesystem"})
+    assert type(filesystem) is FileSystemCatalog and isinstance(filesystem, lakestore.Catalog)
+    assert isinstance(catalog, lakestore.Catalog) and not isinstance(catalog, HiveCatalog | RestCatalog)
 
 
 def test_typed_errors_say_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
