@@ -17,7 +17,7 @@ import pytest
 
 import lakestore
 import lakestore.errors
-from lakestore.catalog import HiveCatalog, JdbcCatalog
+from lakestore.catalog import FileSystemCatalog, HiveCatalog, JdbcCatalog, RestCatalog
 from lakestore.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,8 +111,10 @@ def _public_methods(cls: type) -> dict[str, object]:
     "cls",
     [
         lakestore.Catalog,
+        FileSystemCatalog,
         JdbcCatalog,
         HiveCatalog,
+        RestCatalog,
         lakestore.Table,
         lakestore.TableMaintenance,
         lakestore.TableManagement,

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from lakestore.catalog import FileSystemCatalog
 from lakestore.errors import LockAcquireTimeoutError
 from lakestore.io.hive_lock import HiveCatalogLock, hive_lock_requested, lock_target
 from lakestore.io.locked import LockedLocalFileIO
@@ -212,7 +213,7 @@ def test_a_long_section_keeps_its_lock_by_heartbeating(metastore: Metastore):
 def test_the_filesystem_catalog_takes_the_hive_lock_with_lock_type_hive(metastore: Metastore, tmp_path: Path):
     options = {"lock.enabled": "true", "lock.type": "hive", "uri": metastore.uri}
     catalog = lakestore.Catalog(str(tmp_path / "wh"), options=options)
-    assert type(catalog) is lakestore.Catalog and isinstance(catalog.file_io.lock, HiveCatalogLock)
+    assert type(catalog) is FileSystemCatalog and isinstance(catalog.file_io.lock, HiveCatalogLock)
     db = _db()
     catalog.create_database(db)
     table = catalog.create_table(f"{db}.t", schema=SCHEMA)
