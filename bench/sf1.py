@@ -11,7 +11,7 @@ Stages:
   (partitioned by order date, the pipeline's bucket count and options) with ``Table.write_arrow``
   in one commit, then read back in full (merge-on-read).
 - ``pipeline``: the Dagster pipeline (dimensions_job, daily_ingestion_job, maintenance_job) for
-  ``--days`` days from ``--start``, on local Spark; wall time, rows and peak RSS per step are taken
+  ``--days`` days from ``--start``, on Spark ``--spark-master`` (``local[*]`` by default); wall time, rows and peak RSS per step are taken
   from the run's event log and an RSS sampler.
 
 Peak RSS is that of the stage's whole process tree (Python plus the Spark JVM), sampled from /proc
@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -207,7 +208,7 @@ def stage_pipeline(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
     defs = build_definitions(
         catalog=LakestoreResource(warehouse=spec["warehouse"]),
         landing=LandingResource(root=spec["landing"], scale_factor=spec["scale_factor"]),
-        spark=spark_resource("local[*]"),
+        spark=spark_resource(spec.get("spark_master", "local[*]")),
     )
     instance = dg.DagsterInstance.get()
     quiet = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -290,38 +291,59 @@ def child_main(stage: str, spec_path: str, stages: Mapping[str, StageFn] | None 
 
 
 # -- parent ------------------------------------------------------------------------------------
-def run_stage(stage: str, spec: dict[str, Any], timeout: float, module: str = "bench.sf1") -> dict[str, Any]:
-    """Run ``stage`` in a fresh ``python -m <module> --child`` process; its JSON result, or an error."""
+def run_stage(
+    stage: str,
+    spec: dict[str, Any],
+    timeout: float,
+    module: str = "bench.sf1",
+    *,
+    python: str | None = None,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Run ``stage`` in a fresh ``<python> -m <module> --child`` process (this interpreter, from the
+    repository, by default; ``env`` on top of this environment); its JSON result, or an error. The
+    child runs in a process group of its own: a timeout kills the whole group (a Spark driver's JVM
+    and executors included) and reports ``timed_out``."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
         json.dump(spec, fh)
-    env = dict(os.environ)
-    env.setdefault("TMPDIR", str(Path(spec["workdir"]) / "tmp"))
-    Path(env["TMPDIR"]).mkdir(parents=True, exist_ok=True)
+    environ = dict(os.environ)
+    environ.setdefault("TMPDIR", str(Path(spec["workdir"]) / "tmp"))
+    environ.update(env or {})
+    Path(environ["TMPDIR"]).mkdir(parents=True, exist_ok=True)
     t0 = time.time()
+    proc = subprocess.Popen(
+        [python or sys.executable, "-m", module, "--child", stage, fh.name],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd or ROOT,
+        env=environ,
+        start_new_session=True,
+    )
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", module, "--child", stage, fh.name],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=timeout,
-            env=env,
-        )
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        return {"error": f"timed out after {timeout:.0f} s", "timed_out": True, "process_seconds": time.time() - t0}
     finally:
         os.unlink(fh.name)
     wall = time.time() - t0
-    if proc.returncode != 0 or not proc.stdout.strip():
-        return {"error": (proc.stderr.strip() or f"exit {proc.returncode}")[-3000:], "process_seconds": wall}
-    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    (Path(spec["workdir"]) / f"{stage.replace('/', '-')}.stderr.log").write_text(stderr)  # the whole of it, for failures
+    if proc.returncode != 0 or not stdout.strip():
+        return {"error": (stderr.strip() or f"exit {proc.returncode}")[-3000:], "process_seconds": wall}
+    out: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     out["process_seconds"] = wall
     return out
 
 
-def timed_stage(stage: str, spec: dict[str, Any], timeout: float, *, module: str) -> dict[str, Any]:
-    """``run_stage`` with the load before and after and the start time recorded, its stages printed."""
+def timed_stage(stage: str, spec: dict[str, Any], timeout: float, *, module: str, **child: Any) -> dict[str, Any]:
+    """``run_stage`` (``child``: its keyword arguments) with the load before and after and the start
+    time recorded, its stages printed."""
     print(f"{module.removeprefix('bench.')} bench: stage {stage} ...", flush=True)
     load_before, ran_at = list(os.getloadavg()), dt.datetime.now().isoformat(timespec="seconds")
-    out = run_stage(stage, spec, timeout, module=module)
+    out = run_stage(stage, spec, timeout, module=module, **child)
     out.update(load_before=load_before, load_after=list(os.getloadavg()), ran_at=ran_at)
     if "error" in out:
         print(f"  FAILED: {out['error'][-600:]}", flush=True)
@@ -414,6 +436,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.sf1", description=__doc__.split("\n\n")[0])
     p.add_argument("--scale-factor", type=float, default=1.0)
     p.add_argument("--days", type=int, default=30, help="days of the pipeline stage")
+    p.add_argument("--spark-master", default="local[*]", help="Spark master of the pipeline stage (e.g. local-cluster[2,1,4096])")
     p.add_argument("--start", default="1995-03-01", help="first day of the pipeline stage (1992-01-01 .. 1998-08-02)")
     p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, of {', '.join(STAGES)}")
     p.add_argument("--workdir", type=Path, default=None, help="scratch directory (default: a temp dir, removed)")
@@ -447,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
                 "dagster_home": str(workdir / "dagster_home"),
                 "start": args.start,
                 "days": args.days,
+                "spark_master": args.spark_master,
                 "workdir": str(workdir),
             }
             # a fresh warehouse: the pipeline skips days already ingested, and a second lineitem write would be upserts

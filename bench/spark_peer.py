@@ -170,9 +170,10 @@ def paimon_spark_jar() -> Path:
     return Path(os.environ.get("LAKESTORE_PAIMON_SPARK_JAR", default)).resolve()
 
 
-def lakestore_source(rev: str, workdir: Path) -> tuple[Path, str]:
+def lakestore_source(rev: str, workdir: Path, paths: tuple[str, ...] = ("lakestore",)) -> tuple[Path, str]:
     """The directory the children run from (their cwd, and PYTHONPATH for lakestore's): a
-    ``git archive`` of ``lakestore/`` at ``rev`` with this checkout's ``bench/`` beside it, so that
+    ``git archive`` of ``paths`` (``lakestore/``; bench.sf10 adds the pipeline's packages) at ``rev``
+    with this checkout's ``bench/`` beside it, so that
     others' uncommitted edits in the shared checkout never reach a measurement; ``worktree``
     runs the checkout itself."""
     if rev == "worktree":
@@ -181,10 +182,10 @@ def lakestore_source(rev: str, workdir: Path) -> tuple[Path, str]:
         return ROOT, f"{head} + the working tree" + (" (uncommitted changes in lakestore/)" if dirty else "")
     sha = subprocess.run(["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     dest = workdir / f"src-{sha[:10]}"
-    if not (dest / "lakestore" / "__init__.py").exists():
+    if not all((dest / path).exists() for path in paths):
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", sha, "lakestore"], cwd=ROOT, capture_output=True, check=True).stdout
+        archive = subprocess.run(["git", "archive", sha, *paths], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     shutil.rmtree(dest / "bench", ignore_errors=True)
     shutil.copytree(ROOT / "bench", dest / "bench", ignore=shutil.ignore_patterns("__pycache__", "*.md", "profiles"))
