@@ -101,7 +101,9 @@ class TableScan:
 
     # -- running -----------------------------------------------------------------------------
     def plan(self) -> list[Split]:
-        """The splits (one per partition and bucket) a read of this scan merges.
+        """The splits (one per partition and bucket) a read of this scan merges, as a
+        ``lakestore.read.scan.ScanPlan`` (a list) whose ``files_skipped_by_index`` counts the data
+        files that Paimon file indexes ruled out for the filter.
 
         Raises:
             SnapshotNotFoundError: the time-travel target does not exist.

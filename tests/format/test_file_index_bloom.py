@@ -392,3 +392,17 @@ def test_index_files_follow_their_data_files_through_maintenance(catalog: lakest
     assert on_disk() == new | {n + ".index" for n in new}  # expired files went with their indexes
     assert table.maintenance.check().ok
     assert table.scan().filter(col("s") == "v7").to_arrow().to_pylist() == [{"s": "v7"}]
+
+
+def test_a_foreign_table_with_an_unimplemented_index_is_read_but_not_written() -> None:
+    from lakestore.meta.options import classify, unsupported
+
+    assert classify("file-index.bloom-filter.columns") == "implemented"
+    assert classify("file-index.bloom-filter.s.fpp") == "implemented"
+    assert classify("file-index.in-manifest-threshold") == "implemented"
+    assert classify("file-index.bitmap.columns") == "refused"
+    assert classify("file-index.bsi.v.version") == "refused"
+    found = unsupported({"file-index.bitmap.columns": "v", "file-index.bloom-filter.columns": "s"}, primary_keys=())
+    assert [k for k, _ in found.blocks_writes] == ["file-index.bitmap.columns"]
+    assert "bitmap file index is not implemented" in found.blocks_writes[0][1]
+    assert found.blocks_reads == ()

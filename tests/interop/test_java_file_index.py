@@ -169,3 +169,26 @@ def test_java_skips_lakestore_files(java, warehouse, catalog) -> None:
     assert answers["db.none|s=v201"]["files"] == 4 and answers["db.none|s=v201"]["skipped_by_index_file"] == 0
     for name in tables:
         assert catalog.get_table(f"db.{name}").scan().filter(col("s") == "v201").to_arrow().to_pylist() == [{"id": 201, "s": "v201"}]
+
+
+def test_java_index_of_a_type_lakestore_does_not_write_is_passed_over(java, warehouse, catalog) -> None:
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    options = {
+        "file-index.bitmap.columns": "id,s",
+        "file-index.bloom-filter.columns": "s",
+        "file-index.bloom-filter.s.items": "100",
+        "file-index.in-manifest-threshold": "1 mb",
+    }
+    java.create_table(warehouse, "db.mixed", schema, options=options)
+    for k in range(3):
+        java.write(warehouse, "db.mixed", pa.table({"id": list(range(k, 60, 3)), "s": [f"v{i:02d}" for i in range(k, 60, 3)]}))
+    table = catalog.get_table("db.mixed")
+    head = read_file_index(_files(table)[0].embedded_file_index or b"")
+    assert head["s"].keys() == {"bitmap", "bloom-filter"} and head["id"].keys() == {"bitmap"}
+    assert table.to_arrow().num_rows == 60
+    assert table.scan().filter(col("id") == 31).to_arrow().to_pylist() == [{"id": 31, "s": "v31"}]
+    plan = table.scan().filter(col("s") == "v31").plan()
+    assert plan.files_skipped_by_index == 2  # by the bloom filter (and a bitmap, once lakestore reads them)
+    assert table.scan().filter(col("s") == "v31").to_arrow().to_pylist() == [{"id": 31, "s": "v31"}]
+    with pytest.raises(lakestore.UnsupportedTableError, match="bitmap"):
+        table.write_arrow(pa.table({"id": [100], "s": ["x"]}))

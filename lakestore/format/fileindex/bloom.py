@@ -67,15 +67,21 @@ def xxh64(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     starts = offsets[:-1].astype(np.int64)
     lengths = (offsets[1:] - offsets[:-1]).astype(np.int64)
     n = lengths.size
-    buf = np.concatenate([np.asarray(data, dtype=np.uint8), np.zeros(8, np.uint8)])
-    lanes8 = np.arange(8, dtype=np.int64)
-    lanes4 = np.arange(4, dtype=np.int64)
+    raw = np.asarray(data, dtype=np.uint8)
+    buf = np.zeros((raw.size // 8 + 2) * 8, dtype=np.uint8)  # padded: reads past the end see zeros
+    buf[: raw.size] = raw
+    words = buf.view("<u8")
 
     def read64(pos: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(buf[pos[:, None] + lanes8]).view("<u8").reshape(-1)
+        """The little-endian 8 bytes at each byte offset: two aligned words, shifted together."""
+        index = pos >> 3
+        shift = ((pos & 7) * 8).astype(np.uint64)
+        low, high = words[index], words[index + 1]
+        joined = (low >> shift) | (high << (_U64(64) - shift) % _U64(64))
+        return np.where(shift == 0, low, joined)
 
     def read32(pos: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(buf[pos[:, None] + lanes4]).view("<u4").reshape(-1).astype(np.uint64)
+        return read64(pos) & _U64(0xFFFFFFFF)
 
     h = np.full(n, _P5, dtype=np.uint64)
     stripes = lengths // 32
@@ -88,15 +94,18 @@ def xxh64(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
             v2 = np.full(long_rows.size, _P2, dtype=np.uint64)
             v3 = np.zeros(long_rows.size, dtype=np.uint64)
             v4 = np.full(long_rows.size, zero - _P1, dtype=np.uint64)
+            # longest first: the values still striping at step s are a prefix
+            long_rows = long_rows[np.argsort(-stripes[long_rows], kind="stable")]
             mine = stripes[long_rows]
             p = starts[long_rows]
-            for s in range(int(mine.max())):
-                live = np.flatnonzero(mine > s)
-                q = p[live] + 32 * s
-                v1[live] = _round(v1[live], read64(q))
-                v2[live] = _round(v2[live], read64(q + 8))
-                v3[live] = _round(v3[live], read64(q + 16))
-                v4[live] = _round(v4[live], read64(q + 24))
+            descending = -mine  # ascending: the values with more than s stripes come before -s
+            for s in range(int(mine[0])):
+                n_live = int(np.searchsorted(descending, -s, side="left"))
+                q = p[:n_live] + 32 * s
+                v1[:n_live] = _round(v1[:n_live], read64(q))
+                v2[:n_live] = _round(v2[:n_live], read64(q + 8))
+                v3[:n_live] = _round(v3[:n_live], read64(q + 16))
+                v4[:n_live] = _round(v4[:n_live], read64(q + 24))
             acc = _rotl(v1, 1) + _rotl(v2, 7) + _rotl(v3, 12) + _rotl(v4, 18)
             for v in (v1, v2, v3, v4):
                 acc = (acc ^ _round(np.zeros_like(v), v)) * _P1 + _P4
