@@ -140,7 +140,8 @@ def test_bloom_filter_sizing_and_layout_follow_java() -> None:
     data = f.to_bytes()
     assert data[:4] == b"\x00\x00\x00\x03" and data[4] == 1 and len(data) == 4 + 60
     again = BloomFilter64.from_bytes(data)
-    assert again.num_hash_functions == 3 and again.bits.tolist() == f.bits.tolist()
+    assert again.num_hash_functions == 3 and again.num_bits == 480 and again.to_bytes() == data
+    assert again.test_hashes(np.array([0, 12345], dtype=np.int64)).tolist() == f.test_hashes(np.array([0, 12345], dtype=np.int64)).tolist()
 
 
 @settings(max_examples=40, deadline=None)

@@ -198,9 +198,11 @@ class BloomFilter64:
     """Paimon's ``BloomFilter64``: ``k`` bit positions per 64-bit hash (``h1 + i * h2``, 32-bit)."""
 
     def __init__(self, num_hash_functions: int, bits: np.ndarray) -> None:
+        """``bits``: one bool per bit (a filter being built), or the serialized bit set as
+        ``uint8`` (a filter read back: tested without unpacking)."""
         self.num_hash_functions = num_hash_functions
-        self.bits = bits  # bool, one per bit
-        self.num_bits = int(bits.size)
+        self.bits = bits
+        self.num_bits = int(bits.size) if bits.dtype == np.bool_ else int(bits.size) * 8
 
     @classmethod
     def sized(cls, items: int, fpp: float) -> BloomFilter64:
@@ -222,14 +224,20 @@ class BloomFilter64:
 
     def add_hashes(self, hashes: np.ndarray) -> None:
         if hashes.size:
+            if self.bits.dtype != np.bool_:
+                self.bits = np.unpackbits(self.bits, bitorder="little").astype(bool)
             self.bits[self.positions(hashes).reshape(-1)] = True
 
     def test_hashes(self, hashes: np.ndarray) -> np.ndarray:
         """Per hash: whether every bit of it is set (the value may be present)."""
-        return np.all(self.bits[self.positions(hashes)], axis=0)
+        pos = self.positions(hashes)
+        if self.bits.dtype == np.bool_:
+            return np.all(self.bits[pos], axis=0)
+        return np.all((self.bits[pos >> 3] >> (pos & 7).astype(np.uint8)) & 1, axis=0)
 
     def to_bytes(self) -> bytes:
-        return struct.pack(">i", self.num_hash_functions) + np.packbits(self.bits, bitorder="little").tobytes()
+        packed = np.packbits(self.bits, bitorder="little") if self.bits.dtype == np.bool_ else self.bits
+        return struct.pack(">i", self.num_hash_functions) + packed.tobytes()
 
     @classmethod
     def from_bytes(cls, data: bytes, *, source: str = "bloom-filter index") -> BloomFilter64:
@@ -241,8 +249,7 @@ class BloomFilter64:
         k = sum(((x - 256 if x >= 128 else x) << s) for x, s in zip(b, (24, 16, 8, 0), strict=True))
         if k <= 0:
             raise CorruptMetadataError(source, f"a bloom-filter index with {k} hash functions")
-        bits = np.unpackbits(np.frombuffer(data, dtype=np.uint8, offset=4), bitorder="little").astype(bool)
-        return cls(k, bits)
+        return cls(k, np.frombuffer(data, dtype=np.uint8, offset=4))
 
 
 def _java_round(x: float) -> int:
