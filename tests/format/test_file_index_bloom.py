@@ -254,7 +254,7 @@ def test_options_parse_and_refuse() -> None:
         {"file-index.bloom-filter.columns": "id,,s"},
         {"file-index.bloom-filter.columns": "nope"},
         {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.s.fpp": "0.1"},
-        {"file-index.bitmap.columns": "id"},
+        {"file-index.range-bitmap.columns": "id"},
         {"file-index.bloom-filter.columns": "m[k]"},
         {"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp": "x"},
     ):
@@ -360,8 +360,8 @@ def test_primary_key_tables_use_indexes_only_with_deletion_vectors(catalog: lake
 
 def test_unimplemented_index_types_are_refused_by_name(catalog: lakestore.Catalog) -> None:
     schema = pa.schema([("id", pa.int64())])
-    with pytest.raises(OptionError, match="bsi"):
-        catalog.create_table("db.t", schema=schema, options={"file-index.bsi.columns": "id"})
+    with pytest.raises(OptionError, match="range-bitmap"):
+        catalog.create_table("db.t", schema=schema, options={"file-index.range-bitmap.columns": "id"})
     with pytest.raises(OptionError, match="not a file index type"):
         catalog.create_table("db.u", schema=schema, options={"file-index.nope.columns": "id"})
     table = catalog.create_table("db.v", schema=schema, options={"file-index.bloom-filter.columns": "missing"})
@@ -401,9 +401,10 @@ def test_a_foreign_table_with_an_unimplemented_index_is_read_but_not_written() -
     assert classify("file-index.bloom-filter.columns") == "implemented"
     assert classify("file-index.bloom-filter.s.fpp") == "implemented"
     assert classify("file-index.in-manifest-threshold") == "implemented"
-    assert classify("file-index.bitmap.columns") == "refused"
-    assert classify("file-index.bsi.v.version") == "refused"
-    found = unsupported({"file-index.bitmap.columns": "v", "file-index.bloom-filter.columns": "s"}, primary_keys=())
-    assert [k for k, _ in found.blocks_writes] == ["file-index.bitmap.columns"]
-    assert "bitmap file index is not implemented" in found.blocks_writes[0][1]
+    assert classify("file-index.range-bitmap.columns") == "refused"
+    assert classify("file-index.range-bitmap.v.chunk-size") == "refused"
+    assert classify("file-index.nope.columns") == "refused"
+    found = unsupported({"file-index.range-bitmap.columns": "v", "file-index.bloom-filter.columns": "s"}, primary_keys=())
+    assert [k for k, _ in found.blocks_writes] == ["file-index.range-bitmap.columns"]
+    assert "range-bitmap file index is not implemented" in found.blocks_writes[0][1]
     assert found.blocks_reads == ()

@@ -174,7 +174,7 @@ def test_java_skips_lakestore_files(java, warehouse, catalog) -> None:
 def test_java_index_of_a_type_lakestore_does_not_write_is_passed_over(java, warehouse, catalog) -> None:
     schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
     options = {
-        "file-index.bitmap.columns": "id,s",
+        "file-index.range-bitmap.columns": "id,s",
         "file-index.bloom-filter.columns": "s",
         "file-index.bloom-filter.s.items": "100",
         "file-index.in-manifest-threshold": "1 mb",
@@ -184,11 +184,11 @@ def test_java_index_of_a_type_lakestore_does_not_write_is_passed_over(java, ware
         java.write(warehouse, "db.mixed", pa.table({"id": list(range(k, 60, 3)), "s": [f"v{i:02d}" for i in range(k, 60, 3)]}))
     table = catalog.get_table("db.mixed")
     head = read_file_index(_files(table)[0].embedded_file_index or b"")
-    assert head["s"].keys() == {"bitmap", "bloom-filter"} and head["id"].keys() == {"bitmap"}
+    assert head["s"].keys() == {"range-bitmap", "bloom-filter"} and head["id"].keys() == {"range-bitmap"}
     assert table.to_arrow().num_rows == 60
     assert table.scan().filter(col("id") == 31).to_arrow().to_pylist() == [{"id": 31, "s": "v31"}]
     plan = table.scan().filter(col("s") == "v31").plan()
-    assert plan.files_skipped_by_index == 2  # by the bloom filter (and a bitmap, once lakestore reads them)
+    assert plan.files_skipped_by_index == 2  # by the bloom filter
     assert table.scan().filter(col("s") == "v31").to_arrow().to_pylist() == [{"id": 31, "s": "v31"}]
-    with pytest.raises(lakestore.UnsupportedTableError, match="bitmap"):
+    with pytest.raises(lakestore.UnsupportedTableError, match="range-bitmap"):
         table.write_arrow(pa.table({"id": [100], "s": ["x"]}))
