@@ -63,7 +63,8 @@ class _SchemaState:
     def file_index(self) -> FileIndexOptions:
         """The ``file-index.*`` indexes of the table's data files (``OptionError`` when refused)."""
         if self._file_index is None:
-            self._file_index = file_index_options(self.schema.options, self.types)
+            # data-evolution updates write files of some columns (a projected schema)
+            self._file_index = file_index_options(self.schema.options, self.types, partial=self.options.data_evolution)
         return self._file_index
 
     def kv_schema(self) -> pa.Schema:

@@ -408,3 +408,24 @@ def test_a_foreign_table_with_an_unimplemented_index_is_read_but_not_written() -
     assert [k for k, _ in found.blocks_writes] == ["file-index.range-bitmap.columns"]
     assert "range-bitmap file index is not implemented" in found.blocks_writes[0][1]
     assert found.blocks_reads == ()
+
+
+def test_data_evolution_updates_index_the_columns_they_write(catalog: lakestore.Catalog) -> None:
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    options = {
+        "row-tracking.enabled": "true",
+        "data-evolution.enabled": "true",
+        "file-index.bloom-filter.columns": "id,v",
+        "file-index.bloom-filter.id.items": "10",
+        "file-index.bloom-filter.v.items": "10",
+    }
+    table = catalog.create_table("db.t", schema=schema, options=options)
+    table.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}))
+    table.update_columns(pa.table({"_ROW_ID": [1], "v": ["B"]}))
+    files = _files(table)
+    assert len(files) == 2 and all(f.embedded_file_index is not None for f in files)
+    update = next(f for f in files if f.write_cols == ("v",))
+    assert set(read_file_index(update.embedded_file_index)) == {"v"}
+    # data-evolution reads do not use file indexes (a file holds some columns of its rows)
+    assert table.scan().filter(col("v") == "B").plan().files_skipped_by_index == 0
+    assert table.to_arrow(filter=col("v") == "B").to_pylist() == [{"id": 2, "v": "B"}]

@@ -88,8 +88,10 @@ def read_enabled(options: Mapping[str, str]) -> bool:
     return value == "true"
 
 
-def file_index_options(options: Mapping[str, str], fields: Mapping[str, DataType]) -> FileIndexOptions:
+def file_index_options(options: Mapping[str, str], fields: Mapping[str, DataType], *, partial: bool = False) -> FileIndexOptions:
     """Parse a table's ``file-index.*`` options against its columns (``fields``: name -> type).
+    ``partial``: ``fields`` are the columns of a file that holds only some of the table's (a
+    data-evolution update): the indexes of the other columns are left out, not refused.
 
     Raises ``OptionError`` as Paimon's ``FileIndexOptions`` / ``DataFileIndexWriter`` refuse:
     an empty column name, an option for a column its type does not index, a column the table
@@ -127,6 +129,8 @@ def file_index_options(options: Mapping[str, str], fields: Mapping[str, DataType
             known = "a Paimon index type lakestore does not implement" if type_name in PAIMON_TYPES else "not an index type of Paimon"
             raise OptionError(f"option '{PREFIX}{type_name}{COLUMNS_SUFFIX}': {type_name!r} is {known}")
         data_type = fields.get(column)
+        if data_type is None and partial:
+            continue
         if data_type is None:
             raise OptionError(f"option '{PREFIX}{type_name}{COLUMNS_SUFFIX}': column {column!r} does not exist")
         if not implementation.supports(data_type):
