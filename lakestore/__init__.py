@@ -7,8 +7,10 @@ import os
 os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
 
 from lakestore.catalog import Catalog  # noqa: E402 - after the allocator setting
-from lakestore.commit.commit import TableCommit
+from lakestore.commit.callbacks import CommitCallback, CommitProperties
+from lakestore.commit.commit import CommitResult, TableCommit
 from lakestore.commit.protocol import CommitId, CommitOutcome
+from lakestore.commit.snapshot_commit import CatalogSnapshotCommit, RenamingSnapshotCommit, SnapshotCommit
 from lakestore.errors import (
     AuthError,
     BranchError,
@@ -84,12 +86,16 @@ __all__ = [
     "Catalog",
     "CatalogDatabaseError",
     "CatalogError",
+    "CatalogSnapshotCommit",
     "CatalogUnreachableError",
+    "CommitCallback",
     "CommitConflictError",
     "CommitError",
     "CommitId",
     "CommitMessage",
     "CommitOutcome",
+    "CommitProperties",
+    "CommitResult",
     "CommitRetriesExhaustedError",
     "CorruptMetadataError",
     "DataFileMissingError",
@@ -117,6 +123,7 @@ __all__ = [
     "Predicate",
     "RemoveOption",
     "RenameColumn",
+    "RenamingSnapshotCommit",
     "RestCatalogAccessError",
     "ScanSpec",
     "SchemaChange",
@@ -124,6 +131,7 @@ __all__ = [
     "SchemaMismatchError",
     "SetOption",
     "Snapshot",
+    "SnapshotCommit",
     "SnapshotNotFoundError",
     "Split",
     "StreamScan",

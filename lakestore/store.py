@@ -2,18 +2,24 @@
 
 ``FileStore`` holds what lifecycle, compaction and system tables work with: the paths, the
 FileIO, the schema and its manager, the snapshot manager, the options, the manifests (one cached
-store per table) and the commit. It knows no read path beyond the split reader and no policy:
-the maintenance a commit runs afterwards (tags, expiration, Iceberg metadata) is the table's,
-handed in as ``post_commit``. ``lakestore.Table`` is the front door built on one.
+store per table) and the commit: how a snapshot is published (``snapshot_commit``, the catalog's
+choice: ``lakestore.commit.snapshot_commit``) and what runs after a commit (``callbacks``: tags,
+expiration, Iceberg metadata, the table's choice: ``lakestore.commit.callbacks``). It knows no
+read path beyond the split reader. ``lakestore.Table`` is the front door built on one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from lakestore.commit.commit import CommitHook, PostCommit, TableCommit
+from lakestore.commit.callbacks import CommitCallback, function_callback
+from lakestore.commit.commit import CommitHook, TableCommit
+from lakestore.commit.snapshot_commit import RenamingSnapshotCommit, SnapshotCommit
 from lakestore.errors import TableNotFoundError
 from lakestore.io.fileio import FileIO
 from lakestore.meta.branch import MAIN_BRANCH, branch_root
@@ -22,6 +28,17 @@ from lakestore.meta.options import CoreOptions
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.read.split_read import SplitReader
+
+_UNSET: Any = object()
+
+
+def _deprecated_post_commit(*, stacklevel: int) -> None:
+    warnings.warn(
+        "post_commit is deprecated: a store's post-commit work is its callbacks "
+        "(FileStore.callbacks, lakestore.CommitCallback; lakestore.commit.callbacks)",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,19 +59,45 @@ class FileStore:
     schema_manager: SchemaManager
     snapshot_manager: SnapshotManager
     manifest_store: ManifestStore
-    # the table's maintenance after each commit that landed snapshots (None: none)
-    post_commit: PostCommit | None = None
+    # the table's work after each commit that landed snapshots (``lakestore.commit.callbacks``)
+    callbacks: tuple[CommitCallback, ...] = ()
+    # how a snapshot is published (the catalog's choice; ``lakestore.commit.snapshot_commit``)
+    snapshot_commit: SnapshotCommit = dataclasses.field(default_factory=RenamingSnapshotCommit)
+    # deprecated: ``dataclasses.replace(store, post_commit=f)`` makes ``f`` the only callback
+    # (None: none), as when the store had one post-commit function
+    post_commit: dataclasses.InitVar[Any] = _UNSET
+
+    def __post_init__(self, post_commit: Any) -> None:
+        if post_commit is _UNSET:
+            return
+        _deprecated_post_commit(stacklevel=5)  # the caller of dataclasses.replace
+        object.__setattr__(self, "callbacks", () if post_commit is None else (function_callback(post_commit),))
 
     @classmethod
     def open(
-        cls, path: str, *, file_io: FileIO, identifier: str | None = None, branch: str = MAIN_BRANCH, post_commit: PostCommit | None = None
+        cls,
+        path: str,
+        *,
+        file_io: FileIO,
+        identifier: str | None = None,
+        branch: str = MAIN_BRANCH,
+        callbacks: Sequence[CommitCallback] = (),
+        snapshot_commit: SnapshotCommit | None = None,
+        post_commit: Callable[[Sequence[Snapshot]], None] | None = None,
     ) -> FileStore:
         """The store of the table at ``path`` on ``branch``, at its latest schema.
+        ``callbacks``: what runs after each commit that landed (``lakestore.CommitCallback``);
+        ``post_commit`` (deprecated) is one callback as a function.
+        ``snapshot_commit``: how its snapshots are published (default: ``RenamingSnapshotCommit``,
+        the file system's atomic create-if-absent; a REST catalog's tables commit through it).
 
         Raises:
             TableNotFoundError: no table (no schema file) at ``path`` or on ``branch``.
         """
         path = path.rstrip("/")
+        if post_commit is not None:
+            _deprecated_post_commit(stacklevel=3)
+            callbacks = (*callbacks, function_callback(post_commit))
         metadata_path = branch_root(path, branch)
         schema_manager = SchemaManager(file_io, metadata_path)
         schema = schema_manager.latest()
@@ -71,7 +114,8 @@ class FileStore:
             schema_manager=schema_manager,
             snapshot_manager=SnapshotManager(file_io, metadata_path),
             manifest_store=ManifestStore(file_io, path, compression=schema.core_options().manifest_compression),
-            post_commit=post_commit,
+            callbacks=tuple(callbacks),
+            snapshot_commit=snapshot_commit or RenamingSnapshotCommit(),
         )
 
     @functools.cached_property
@@ -113,7 +157,8 @@ class FileStore:
         return SplitReader(self.file_io, self.path, schema or self.schema, self.schema_manager)
 
     def new_commit(self, *, commit_user: str, hook: CommitHook | None = None) -> TableCommit:
-        """A committer for ``commit_user``'s messages; its commits run ``post_commit``.
+        """A committer for ``commit_user``'s messages; its commits publish with
+        ``snapshot_commit`` and then run ``callbacks``.
 
         Args:
             commit_user: the writers' commit user.
@@ -130,5 +175,6 @@ class FileStore:
             hook=hook,
             manifests=self.manifest_store,
             metadata_path=self.metadata_path,
-            post_commit=self.post_commit,
+            callbacks=self.callbacks,
+            snapshot_commit=self.snapshot_commit,
         )

@@ -12,17 +12,18 @@ from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import pyarrow as pa
 
+from lakestore.commit.callbacks import CommitCallback, CommitProperties
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commit
+from lakestore.commit.snapshot_commit import SnapshotCommit
 from lakestore.compact import BucketCompactor, deletion_vectors_of
 from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, UnsupportedTableError
-from lakestore.iceberg import IcebergSources, after_expire, iceberg_enabled, write_iceberg_metadata
+from lakestore.iceberg import IcebergSources
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
-from lakestore.lifecycle import after_commit
+from lakestore.lifecycle.callbacks import expire_iceberg_snapshots, iceberg_sources, table_callbacks
 from lakestore.lifecycle.incremental import Bounds
-from lakestore.lifecycle.tags import TagManager
 from lakestore.maintenance import TableMaintenance
 from lakestore.manage import TableManagement
 from lakestore.meta.branch import MAIN_BRANCH
@@ -102,12 +103,27 @@ class Table:
     maintenance and compaction work on; the table adds reads, writes and the policy its commits
     run afterwards (tags, expiration, Iceberg metadata)."""
 
-    def __init__(self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None, branch: str = MAIN_BRANCH) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        file_io: FileIO | None = None,
+        identifier: str | None = None,
+        branch: str = MAIN_BRANCH,
+        snapshot_commit: SnapshotCommit | None = None,
+    ) -> None:
+        """``snapshot_commit``: how the table's snapshots are published, the catalog's choice
+        (default: ``RenamingSnapshotCommit``, the file system's atomic create-if-absent)."""
         path = path.rstrip("/")
         # The table's files (paths, FileIO, schema and snapshot managers, manifests, commit); the
-        # table adds the read path and the policy: its commits run ``_after_commit``.
+        # table adds the read path and the policy: its commits run ``_commit_callbacks()``.
         self.store = FileStore.open(
-            path, file_io=file_io or file_io_for(path), identifier=identifier, branch=branch, post_commit=self._after_commit
+            path,
+            file_io=file_io or file_io_for(path),
+            identifier=identifier,
+            branch=branch,
+            callbacks=self._commit_callbacks(),
+            snapshot_commit=snapshot_commit,
         )
         # When post-commit maintenance last looked for expired partitions (epoch millis).
         self.last_partition_check_ms: int | None = None
@@ -399,6 +415,7 @@ class Table:
         commit_user: str | None = None,
         commit_identifier: int = BATCH_COMMIT_IDENTIFIER,
         watermark: int | None = None,
+        commit_properties: CommitProperties | None = None,
     ) -> Snapshot | None:
         """Write Arrow data in one commit; returns the new snapshot (None if nothing was written).
 
@@ -413,6 +430,9 @@ class Table:
             commit_user: the commit user (default: a fresh UUID).
             commit_identifier: with ``commit_user``, makes the commit idempotent.
             watermark: stored in the snapshot (Paimon's watermark, epoch millis).
+            commit_properties: this commit's switches, e.g.
+                ``CommitProperties(post_commit_hooks=False)``: no tags, expiration or Iceberg
+                metadata after it (``lakestore.CommitProperties``).
 
         Returns:
             The last snapshot created (APPEND or OVERWRITE; a COMPACT one when the writers
@@ -438,6 +458,7 @@ class Table:
             CommitId(commit_user or str(uuid.uuid4()), commit_identifier),
             overwrite=overwrite,
             watermark=watermark,
+            commit_properties=commit_properties,
             # an overwrite always commits; no rows commit an empty APPEND snapshot only with
             # snapshot.ignore-empty-commit=false, as Paimon's batch writes
             commit_empty=(overwrite is not None and overwrite is not False) or self.options.get("snapshot.ignore-empty-commit") is False,
@@ -835,37 +856,19 @@ class Table:
     # -- lifecycle ----------------------------------------------------------------------------
     # The policy every commit runs. Expiration, orphan cleanup, tags, branches and rollback are
     # ``table.maintenance`` and ``table.manage`` (lakestore/maintenance.py, lakestore/manage.py).
-    def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
-        """Iceberg-compatible metadata, automatic tags and expiration, run by every commit of this
-        table that landed snapshots (``TableCommit`` logs, never raises, a failure here)."""
-        try:
-            sources = self._iceberg_sources()
-            if sources is not None:
-                for snapshot in snapshots:
-                    write_iceberg_metadata(sources, snapshot)
-        finally:
-            after_commit(self.store, self)  # expiration runs even when the Iceberg metadata could not be written
-        self._expire_iceberg_snapshots()
+    def _commit_callbacks(self) -> tuple[CommitCallback, ...]:
+        """The work every commit of this table runs after it landed (``lakestore.lifecycle.callbacks``:
+        Iceberg metadata, automatic tags, partition and snapshot expiration); a table of a
+        catalog may add its own (the Hive catalog's partition sync)."""
+        return table_callbacks(self)
 
     def _expire_iceberg_snapshots(self) -> None:
         """The latest Iceberg metadata forgets the expired snapshots (whose files may be gone)."""
-        sources = self._iceberg_sources()
-        if sources is not None:
-            after_expire(sources, self.latest_snapshot(), self.snapshot_manager.earliest_id())
+        expire_iceberg_snapshots(self.store)
 
     def _iceberg_sources(self) -> IcebergSources | None:
         """The table's pieces the Iceberg metadata is generated from (None: no Iceberg metadata)."""
-        if self.branch != MAIN_BRANCH or not iceberg_enabled(self.schema.options):
-            return None
-        return IcebergSources(
-            self.file_io,
-            self.path,
-            self.schema_manager.latest() or self.schema,
-            self.schema_manager.get,
-            self._manifests,
-            self.snapshot_manager.get,
-            lambda: [(tag.name, tag.snapshot_id) for tag in sorted(TagManager(self.store).tags(), key=lambda t: (t.snapshot_id, t.name))],
-        )
+        return iceberg_sources(self.store)
 
     # -- branches -----------------------------------------------------------------------------
     def on_branch(self, name: str) -> Table:
@@ -874,4 +877,4 @@ class Table:
         Raises:
             TableNotFoundError: the branch does not exist.
         """
-        return Table(self.path, file_io=self.file_io, identifier=self.identifier, branch=name)
+        return Table(self.path, file_io=self.file_io, identifier=self.identifier, branch=name, snapshot_commit=self.store.snapshot_commit)

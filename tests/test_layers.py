@@ -117,3 +117,36 @@ def test_the_dagster_project_imports_point_down(path: Path):
         if target in PROJECT_LAYERS and target != unit:
             where = f"{path.name}:{node.lineno} imports {module}"
             assert PROJECT_LAYERS[target] < PROJECT_LAYERS[unit], f"{where}: {unit} may not depend on {target}"
+
+
+# The commit point: a snapshot is published only by ``lakestore.commit.snapshot_commit`` (the
+# ``SnapshotCommit`` the catalog chose). ``FileIO.try_publish`` is the file system's atomic
+# create-if-absent; these modules may call it, each for a reason:
+PUBLISH_CALLERS = {
+    "commit/snapshot_commit.py": "RenamingSnapshotCommit publishes snapshot-N with it",
+    "meta/schema.py": "SchemaManager publishes schema-N (not a snapshot)",
+    "lifecycle/tags.py": "TagManager creates and renames tag-<name> (not a snapshot)",
+    "io/s3.py": "the primitive itself: write_bytes(overwrite=False) is a create-if-absent",
+    "io/locked.py": "the primitive itself: LocalFileIO's link(2) under the catalog lock",
+}
+
+
+def _publish_calls(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text())
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "try_publish"
+    ]
+
+
+def test_only_the_snapshot_commit_publishes_a_snapshot():
+    """Nothing below ``commit/`` publishes a snapshot (no ``SnapshotManager.try_publish``), and
+    only the modules in ``PUBLISH_CALLERS`` call the file system's create-if-absent."""
+    callers = {str(p.relative_to(PACKAGE)): lines for p in _sources() if (lines := _publish_calls(p))}
+    unexpected = {name: lines for name, lines in callers.items() if name not in PUBLISH_CALLERS}
+    assert not unexpected, f"try_publish called outside PUBLISH_CALLERS: {unexpected} (a snapshot goes through FileStore.snapshot_commit)"
+    stale = sorted(set(PUBLISH_CALLERS) - set(callers))
+    assert not stale, f"PUBLISH_CALLERS lists modules that no longer call try_publish: {stale}"
+    snapshot_module = (PACKAGE / "meta" / "snapshot.py").read_text()
+    assert "try_publish" not in snapshot_module, "meta/snapshot.py publishes snapshots (the commit point is commit/snapshot_commit.py)"

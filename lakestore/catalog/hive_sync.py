@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lakestore.catalog.hive_table import TAG_TO_PARTITION, metastore_partitioned, new_partitions, partition_spec, partition_statistics
+from lakestore.commit.callbacks import CommitCallback
 from lakestore.errors import HiveMetastoreError
 from lakestore.io.fileio import FileIO
 from lakestore.io.hive_metastore import MetastoreClient, ttypes
@@ -171,12 +172,24 @@ class HiveTable(Table):
             return super().manage
         return HiveTagManagement(self, self.sync)
 
-    def _after_commit(self, snapshots: Sequence[Snapshot]) -> None:
-        try:
-            super()._after_commit(snapshots)
-        finally:
-            if self.sync is not None and self.branch == MAIN_BRANCH:
-                try:
-                    self.sync(self, snapshots)
-                except Exception:
-                    log.warning("syncing the partitions of %s to the Hive Metastore failed", self.identifier, exc_info=True)
+    def _commit_callbacks(self) -> tuple[CommitCallback, ...]:
+        """``Table``'s callbacks, then the partition sync to the metastore."""
+        return (*super()._commit_callbacks(), HivePartitionSync(self))
+
+
+class HivePartitionSync(CommitCallback):
+    """After a commit on the main branch, the new partitions of a ``metastore.partitioned-table``
+    go to the Hive Metastore; a failure is logged (the commit landed)."""
+
+    name = "hive-partitions"
+
+    def __init__(self, table: HiveTable) -> None:
+        self.table = table
+
+    def __call__(self, snapshots: Sequence[Snapshot]) -> None:
+        table = self.table
+        if table.sync is not None and table.branch == MAIN_BRANCH:
+            try:
+                table.sync(table, snapshots)
+            except Exception:
+                log.warning("syncing the partitions of %s to the Hive Metastore failed", table.identifier, exc_info=True)

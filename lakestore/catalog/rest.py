@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lakestore.catalog.base import Catalog, NewTable, parse_identifier, split_branch
-from lakestore.catalog.rest_codec import RestError, change_json, identifier_json, schema_json
+import pyarrow as pa
+
+from lakestore.catalog.filesystem import Catalog, parse_identifier, split_branch
+from lakestore.commit.snapshot_commit import CatalogCommit, CatalogSnapshotCommit
 from lakestore.errors import (
+    CatalogError,
     CatalogUnreachableError,
     CommitError,
     DatabaseAlreadyExistsError,
@@ -33,16 +35,24 @@ from lakestore.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
+from lakestore.format.types import DataField
 from lakestore.io.fileio import FileIO, LocalFileIO
 from lakestore.io.secrets import REST_TOKEN, REST_TOKEN_ENV
 from lakestore.meta.branch import MAIN_BRANCH
-from lakestore.meta.schema_change import SchemaChange
+from lakestore.meta.schema import new_schema
+from lakestore.meta.schema_change import (
+    AddColumn,
+    DropColumn,
+    RemoveOption,
+    RenameColumn,
+    SchemaChange,
+    SetOption,
+    UpdateColumnType,
+    UpdateComment,
+    to_data_type,
+)
+from lakestore.meta.snapshot import Snapshot
 from lakestore.table import Table
-
-__all__ = ["RestCatalog", "RestCatalogAccessError", "RestClient", "ServerCommitFileIO"]
-
-_SNAPSHOT_FILE = re.compile(r"^(?P<root>.+)/snapshot/snapshot-(?P<id>\d+)$")
-_BRANCH_ROOT = re.compile(r"^/branch/branch-(?P<name>[^/]+)$")
 
 
 class RestClient:
@@ -64,7 +74,7 @@ class RestClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as err:
-            raise RestError.from_response(err.code, err.read()).to_lakestore(f"{method} {path}") from None
+            raise _error(err.code, err.read(), f"{method} {path}") from None
         except OSError as exc:
             raise CatalogUnreachableError(f"REST catalog at {self.uri} cannot be reached: {exc}") from exc
         return json.loads(raw) if raw else {}
@@ -73,48 +83,85 @@ class RestClient:
         return "/v1/" + "/".join(urllib.parse.quote(s, safe="") for s in (self.prefix, *segments))
 
 
-class ServerCommitFileIO(LocalFileIO):
-    """A local file IO whose snapshot publishes of one table are the server's commits.
-    ``catalog`` is the warehouse name and the options of the catalog that opened the table
-    (another process opens it again through them: Spark executors)."""
+def _error(status: int, raw: bytes, what: str) -> CatalogError:
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        doc = {}
+    doc = doc if isinstance(doc, dict) else {}
+    message = f"{what}: {doc.get('message') or status}"
+    kind = doc.get("resourceType")
+    if status in (401, 403):
+        return RestCatalogAccessError(message)
+    if status == 404:
+        return DatabaseNotFoundError(message) if kind == "DATABASE" else TableNotFoundError(message)
+    if status == 409 and kind in ("DATABASE", "TABLE"):
+        return DatabaseAlreadyExistsError(message) if kind == "DATABASE" else TableAlreadyExistsError(message)
+    return CatalogError(f"{message} (HTTP {status})")
 
-    def __init__(
-        self,
-        client: RestClient,
-        database: str,
-        table: str,
-        table_path: str,
-        table_id: str | None,
-        *,
-        catalog: tuple[str, Mapping[str, str]] | None = None,
-    ) -> None:
-        super().__init__()
-        self.client = client
-        self.database, self.table = database, table
-        self.table_path = table_path.rstrip("/")
-        self.table_id = table_id
-        self.catalog = catalog
 
-    def try_publish(self, path: str, data: bytes) -> bool:
-        match = _SNAPSHOT_FILE.match(path)
-        if match is None or not match["root"].startswith(self.table_path):
-            return super().try_publish(path, data)
-        rest = match["root"][len(self.table_path) :]
-        on_branch = _BRANCH_ROOT.match(rest)
-        if rest and on_branch is None:
-            return super().try_publish(path, data)
-        branch = on_branch["name"] if on_branch is not None else MAIN_BRANCH
-        snapshot_id = int(match["id"])
-        base_uuid = None
-        previous = f"{match['root']}/snapshot/snapshot-{snapshot_id - 1}"
-        if snapshot_id > 1 and self.exists(previous):
-            base_uuid = json.loads(self.read_bytes(previous)).get("uuid")
-        name = self.table if branch == MAIN_BRANCH else f"{self.table}$branch_{branch}"
-        body = {"tableId": self.table_id, "snapshot": json.loads(data), "baseSnapshotUuid": base_uuid, "statistics": []}
-        answer = self.client.call("POST", self.client.path("databases", self.database, "tables", name, "commit"), body)
+def server_commit(client: RestClient, database: str, table: str, table_id: str | None) -> CatalogCommit:
+    """The REST server's commit endpoint for one table, as its ``CatalogSnapshotCommit`` sends
+    commits: POST ``.../tables/<table>[$branch_<b>]/commit``; the answer's ``success`` says
+    whether the snapshot was published.
+
+    The returned function raises ``CommitError`` when the server answers something else."""
+
+    def send(branch: str, snapshot: Snapshot, base_uuid: str | None) -> bool:
+        name = table if branch == MAIN_BRANCH else f"{table}$branch_{branch}"
+        body = {"tableId": table_id, "snapshot": json.loads(snapshot.to_json()), "baseSnapshotUuid": base_uuid, "statistics": []}
+        answer = client.call("POST", client.path("databases", database, "tables", name, "commit"), body)
         if not isinstance(answer, dict) or not isinstance(answer.get("success"), bool):
             raise CommitError(f"the REST catalog answered a commit with {answer!r}")
         return bool(answer["success"])
+
+    return send
+
+
+def _schema_json(
+    arrow: pa.Schema, partition_keys: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str] | None, comment: str | None
+) -> dict[str, Any]:
+    schema = new_schema(arrow, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
+    return {
+        "fields": [f.to_json() for f in schema.fields],
+        "partitionKeys": list(schema.partition_keys),
+        "primaryKeys": list(schema.primary_keys),
+        "options": dict(schema.options),
+        "comment": schema.comment,
+    }
+
+
+def _type_json(value: Any) -> Any:
+    return DataField(0, "_", to_data_type(value)).to_json()["type"]
+
+
+def _change_json(change: SchemaChange) -> dict[str, Any]:
+    if isinstance(change, SetOption):
+        return {"action": "setOption", "key": change.key, "value": change.value}
+    if isinstance(change, RemoveOption):
+        return {"action": "removeOption", "key": change.key}
+    if isinstance(change, UpdateComment):
+        if change.column is None:
+            return {"action": "updateComment", "comment": change.comment}
+        return {"action": "updateColumnComment", "fieldNames": [change.column], "newComment": change.comment}
+    if isinstance(change, AddColumn):
+        move = {"fieldName": change.name, "type": "FIRST"} if change.first else None
+        if change.after is not None:
+            move = {"fieldName": change.name, "referenceFieldName": change.after, "type": "AFTER"}
+        return {
+            "action": "addColumn",
+            "fieldNames": [change.name],
+            "dataType": _type_json(change.type),
+            "comment": change.comment,
+            "move": move,
+        }
+    if isinstance(change, DropColumn):
+        return {"action": "dropColumn", "fieldNames": [change.name]}
+    if isinstance(change, RenameColumn):
+        return {"action": "renameColumn", "fieldNames": [change.name], "newName": change.new_name}
+    if isinstance(change, UpdateColumnType):
+        return {"action": "updateColumnType", "fieldNames": [change.name], "newDataType": _type_json(change.type), "keepNullability": False}
+    raise OptionError(f"schema change {change!r} cannot be sent to a REST catalog")
 
 
 class RestCatalog(Catalog):
@@ -196,14 +243,28 @@ class RestCatalog(Catalog):
     def list_tables(self, database: str) -> list[str]:
         return self._paged(self.client.path("databases", database, "tables"), "tables")
 
-    def _create_table(self, new: NewTable, *, exist_ok: bool) -> Table:
-        body = {"identifier": identifier_json(new.database, new.name), "schema": schema_json(new.table_schema())}
+    def create_table(
+        self,
+        identifier: str,
+        *,
+        schema: pa.Schema,
+        partition_keys: Sequence[str] = (),
+        primary_keys: Sequence[str] = (),
+        options: Mapping[str, str] | None = None,
+        comment: str | None = None,
+        exist_ok: bool = False,
+    ) -> Table:
+        database, table = parse_identifier(identifier)
+        body = {
+            "identifier": {"database": database, "object": table},
+            "schema": _schema_json(schema, partition_keys, primary_keys, options, comment),
+        }
         try:
-            self.client.call("POST", self.client.path("databases", new.database, "tables"), body)
+            self.client.call("POST", self.client.path("databases", database, "tables"), body)
         except TableAlreadyExistsError:
             if not exist_ok:
                 raise
-        return self.get_table(new.identifier)
+        return self.get_table(identifier)
 
     def get_table(self, identifier: str) -> Table:
         database, table, meta = self._meta(identifier)
@@ -211,15 +272,17 @@ class RestCatalog(Catalog):
         if "://" in path and not path.startswith("file://"):
             raise OptionError(f"table {identifier!r} lives at {path}: the REST catalog client reads and writes local warehouses only")
         path = path.removeprefix("file://")
-        file_io = ServerCommitFileIO(self.client, database, table, path, meta.get("id"), catalog=(self.warehouse, dict(self.options)))
+        commit = CatalogSnapshotCommit(
+            server_commit(self.client, database, table, meta.get("id")), path, catalog=(self.warehouse, dict(self.options))
+        )
         _, branch = split_branch(identifier)
-        return Table(path, file_io=file_io, identifier=f"{database}.{table}", branch=branch)
+        return Table(path, file_io=LocalFileIO(), identifier=f"{database}.{table}", branch=branch, snapshot_commit=commit)
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         database, table, _ = self._meta(identifier)
         base, branch = split_branch(identifier)
         name = table if branch == MAIN_BRANCH else f"{table}$branch_{branch}"
-        body = {"changes": [change_json(c) for c in changes]}
+        body = {"changes": [_change_json(c) for c in changes]}
         self.client.call("POST", self.client.path("databases", database, "tables", name), body)
         return self.get_table(identifier)
 
@@ -234,5 +297,5 @@ class RestCatalog(Catalog):
     def rename_table(self, source: str, target: str) -> None:
         sdb, stable = parse_identifier(source)
         tdb, ttable = parse_identifier(target)
-        body = {"source": identifier_json(sdb, stable), "destination": identifier_json(tdb, ttable)}
+        body = {"source": {"database": sdb, "object": stable}, "destination": {"database": tdb, "object": ttable}}
         self.client.call("POST", self.client.path("tables", "rename"), body)

@@ -14,10 +14,14 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Container, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from lakestore.commit.callbacks import CommitCallback, CommitProperties, function_callback, run_callbacks
+from lakestore.commit.conflicts import IndexChanges, check_file_conflicts
+from lakestore.commit.snapshot_commit import RenamingSnapshotCommit, SnapshotCommit
 from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, LakestoreError
 from lakestore.format.binary_row import decode_row
 from lakestore.format.hash_index import HASH_INDEX
@@ -25,8 +29,6 @@ from lakestore.io.fileio import FileIO
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.confine import DATA, INDEX, TableFolders, delete_confined
 from lakestore.meta.file_scan import data_manifests, in_partitions, live_entries
-from lakestore.meta.index_manifest import ADD as INDEX_ADD
-from lakestore.meta.index_manifest import DELETE as INDEX_DELETE
 from lakestore.meta.index_manifest import (
     DELETION_VECTORS_INDEX,
     IndexManifestEntry,
@@ -51,43 +53,7 @@ Overwrite = Mapping[str, Any] | Sequence[Mapping[str, Any]] | bool | None
 # A test hook: called with a step name at each step of a commit (crash-injection tests).
 CommitHook = Callable[[str], None]
 
-# Maintenance after a landed commit (Paimon runs it in its committer: automatic tags, partition
-# and snapshot expiration); called once per ``commit`` that created snapshots.
-PostCommit = Callable[[Sequence[Snapshot]], None]
-
 _log = logging.getLogger(__name__)
-
-
-@dataclass
-class _IndexChanges:
-    """Index files one snapshot adds and retires."""
-
-    added: list[IndexManifestEntry] = field(default_factory=list)
-    deleted: list[IndexManifestEntry] = field(default_factory=list)
-
-    def add(self, message: CommitMessage, *, types: Container[str]) -> None:
-        """The message's index files of the given index types."""
-        m = message
-        self.added += [IndexManifestEntry(INDEX_ADD, m.partition, m.bucket, f) for f in m.new_index_files if f.index_type in types]
-        self.deleted += [IndexManifestEntry(INDEX_DELETE, m.partition, m.bucket, f) for f in m.deleted_index_files if f.index_type in types]
-
-    def with_deleted(self, entries: Sequence[IndexManifestEntry]) -> _IndexChanges:
-        names = {e.index_file.file_name for e in self.deleted}
-        extra = [
-            IndexManifestEntry(INDEX_DELETE, e.partition, e.bucket, e.index_file) for e in entries if e.index_file.file_name not in names
-        ]
-        return _IndexChanges(list(self.added), self.deleted + extra)
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.deleted)
-
-    def check_conflicts(self, live: Sequence[IndexManifestEntry]) -> None:
-        names = {e.index_file.file_name for e in live}
-        for entry in self.deleted:
-            if entry.index_file.file_name not in names:
-                raise CommitConflictError(
-                    f"index file {entry.index_file.file_name} (bucket {entry.bucket}) is no longer live: a concurrent commit replaced it"
-                )
 
 
 @dataclass
@@ -95,6 +61,25 @@ class _Attempt:
     """Files one publish attempt wrote, deleted if it provably did not land."""
 
     manifests: list[str] = field(default_factory=list)
+
+
+class CommitResult(list[Snapshot]):
+    """What ``TableCommit.commit`` came to: the snapshots it returns, oldest first (APPEND or
+    OVERWRITE, then COMPACT), as a list, and ``recognised``: the ids of those an earlier commit
+    with the same commit user and identifier had landed (this call committed nothing for them,
+    and its writers' files are unused)."""
+
+    def __init__(self, snapshots: Sequence[Snapshot] = (), *, recognised: Set[int] = frozenset()) -> None:
+        super().__init__(snapshots)
+        self.recognised: frozenset[int] = frozenset(recognised)
+
+    @property
+    def already_landed(self) -> bool:
+        """Whether every snapshot returned had landed before this call (an identical retry)."""
+        return bool(self) and all(s.id in self.recognised for s in self)
+
+    def __repr__(self) -> str:
+        return f"CommitResult({list.__repr__(self)}, recognised={sorted(self.recognised)})"
 
 
 class TableCommit:
@@ -122,12 +107,15 @@ class TableCommit:
         hook: CommitHook | None = None,
         manifests: ManifestStore | None = None,
         metadata_path: str | None = None,
-        post_commit: PostCommit | None = None,
+        callbacks: Sequence[CommitCallback] = (),
+        snapshot_commit: SnapshotCommit | None = None,
+        post_commit: Callable[[Sequence[Snapshot]], None] | None = None,
     ) -> None:
         """``metadata_path``: where this branch's snapshots live (default: the table directory,
         i.e. the main branch); data and manifest files always live under ``table_path``.
-        ``post_commit`` runs after every commit that landed snapshots; its failure is logged, never
-        raised (the commit landed)."""
+        ``callbacks`` run after every commit that landed snapshots (``lakestore.commit.callbacks``);
+        their failures are logged, never raised (the commit landed). ``snapshot_commit`` publishes each snapshot (default:
+        ``RenamingSnapshotCommit``, the file system's atomic create-if-absent)."""
         schema.require_supported("commit to", table=table_path)
         self.file_io = file_io
         self.table_path = table_path
@@ -137,7 +125,15 @@ class TableCommit:
         self.snapshots = SnapshotManager(file_io, metadata_path or table_path)
         self.manifests = manifests or ManifestStore(file_io, table_path, compression=self.options.manifest_compression)
         self._hook = hook or (lambda step: None)
-        self._post_commit = post_commit
+        self.callbacks = tuple(callbacks)
+        if post_commit is not None:
+            warnings.warn(
+                "TableCommit(post_commit=...) is deprecated: pass callbacks=[...] (lakestore.CommitCallback, lakestore.commit.callbacks)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            self.callbacks += (function_callback(post_commit),)
+        self.snapshot_commit = snapshot_commit or RenamingSnapshotCommit()
         self._partition_types = schema.types_of(schema.partition_keys)
         self.paths = TablePaths.of(table_path, schema)
         # snapshot.ignore-empty-commit: Paimon's batch commits default to true (its streaming
@@ -146,10 +142,10 @@ class TableCommit:
         self._ignore_empty_commit = True if ignore_empty is None else bool(ignore_empty)
         self._key_types = schema.types_of(schema.trimmed_primary_keys) if schema.primary_keys else []
         # Whether the last ``commit`` reached a publish attempt (before that, a failure
-        # provably did not land).
+        # provably did not land). What a failed ``commit`` leaves to read: an exception carries
+        # no outcome; a successful one returns its ``CommitResult``.
         self.publish_attempted = False
-        # Ids of the snapshots the last ``commit`` returned because an earlier commit with the
-        # same user and identifier had landed them (not this call: its writer's files are unused).
+        # the last result's ``recognised`` (kept for callers that read it after a commit)
         self.recognised: set[int] = set()
         # append tables without buckets keep several deletion-vector files per partition
         self._global_vectors = not schema.primary_keys and self.options.bucket == -1
@@ -164,8 +160,10 @@ class TableCommit:
         watermark: int | None = None,
         properties: Mapping[str, str] | None = None,
         operation: str | None = None,
-    ) -> list[Snapshot]:
-        """Commit the messages; returns the snapshots created (APPEND or OVERWRITE, then COMPACT).
+        commit_properties: CommitProperties | None = None,
+    ) -> CommitResult:
+        """Commit the messages; returns the snapshots created (APPEND or OVERWRITE, then COMPACT)
+        as a ``CommitResult`` (a list, which also says which of them an earlier commit landed).
         ``operation``: the snapshots' ``operation`` (Paimon 2.0's ``Snapshot.Operation``, e.g.
         ``"DELETE"``, ``"UPDATE"``, ``"TRUNCATE"``, as its commits ``withOperation`` record it).
 
@@ -183,10 +181,12 @@ class TableCommit:
             watermark: stored in the snapshot (default: the parent's).
             properties: stored in the snapshot's ``properties``.
             operation: the snapshots' ``operation`` (see above).
+            commit_properties: this commit's switches (``CommitProperties``: which of the
+                table's callbacks run after it; default: all the table enables).
 
         Returns:
-            The snapshots created, or the landed ones of an identical retry; empty when there
-            was nothing to commit.
+            The snapshots created, or the landed ones of an identical retry (their ids in
+            ``recognised``); empty when there was nothing to commit.
 
         Raises:
             CommitConflictError: a concurrent commit removed or overlaps files this one changes
@@ -199,7 +199,7 @@ class TableCommit:
         compacts: list[ManifestEntry] = []
         append_changelog: list[ManifestEntry] = []
         compact_changelog: list[ManifestEntry] = []
-        append_index, compact_index = _IndexChanges(), _IndexChanges()
+        append_index, compact_index = IndexChanges(), IndexChanges()
         for m in messages:
 
             def entries(kind: int, files: Sequence[DataFileMeta], m: CommitMessage = m) -> list[ManifestEntry]:
@@ -263,18 +263,11 @@ class TableCommit:
                     dv = [f for f in m.new_index_files if f.index_type == DELETION_VECTORS_INDEX]
                     index += [index_file_path(self.table_path, f.file_name) for f in dv]
             self._delete(data, index)
-        if out and self._post_commit is not None:
-            self._run_post_commit(out)
-        return out
-
-    def _run_post_commit(self, snapshots: Sequence[Snapshot]) -> None:
-        """Maintenance must not turn a landed commit into a reported failure (a caller would
-        re-write the rows): its errors are logged, and it runs again after the next commit."""
-        assert self._post_commit is not None
-        try:
-            self._post_commit(snapshots)
-        except (LakestoreError, OSError) as exc:
-            _log.warning("post-commit maintenance of %s failed (snapshot %d landed): %s", self.table_path, snapshots[-1].id, exc)
+        if out:
+            # maintenance must not turn a landed commit into a reported failure (a caller would
+            # re-write the rows): callbacks' errors are logged, they run again after the next commit
+            run_callbacks(self.callbacks, out, self.options, commit_properties, table=self.table_path)
+        return CommitResult(out, recognised=self.recognised & {s.id for s in out})
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the data and index files written for ``messages`` (the commit will not happen)."""
@@ -298,7 +291,7 @@ class TableCommit:
         start: int | None,
         *,
         changelog: list[ManifestEntry],
-        index: _IndexChanges,
+        index: IndexChanges,
         overwrite: Overwrite = None,
         watermark: int | None,
         properties: Mapping[str, str] | None,
@@ -337,7 +330,9 @@ class TableCommit:
                     # same messages) are not added twice; what is left still makes a snapshot.
                     live_ids = {e.identifier for e in base_live}
                     delta = [e for e in delta if e.identifier not in live_ids]
-                self._check_conflicts(base_live, delta)
+                check_file_conflicts(
+                    base_live, delta, key_types=self._key_types if self.schema.primary_keys else None, source=self.manifests.manifest_dir
+                )
             if attempt_index:
                 attempt_index.check_conflicts(live_index)
             if self.options.get("manifest.delete-file-drop-stats"):
@@ -347,7 +342,7 @@ class TableCommit:
             )
             self._hook("before-publish")
             self.publish_attempted = True  # from here on, an error leaves the outcome unknown
-            if self.snapshots.try_publish(snapshot):
+            if self.snapshot_commit.commit(self.snapshots, snapshot):
                 self._hook("after-publish")
                 with contextlib.suppress(OSError):  # the snapshot landed; LATEST is a hint readers verify
                     self.snapshots.write_latest_hint(snapshot.id)
@@ -407,45 +402,6 @@ class TableCommit:
             entry_filter=lambda e: e.partition in touched,
         )
 
-    def _check_conflicts(self, base_live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
-        live_ids = {e.identifier for e in base_live}
-        for entry in delta:
-            if entry.kind == DELETE and entry.identifier not in live_ids:
-                raise CommitConflictError(
-                    f"file {entry.file.file_name} (partition bucket {entry.bucket}) is no longer live: a concurrent commit removed it"
-                )
-        # as Paimon's ConflictDetection: entries without a bucket count (postpone bucket -2,
-        # dynamic buckets -1) stand beside a partition's real buckets
-        totals: dict[bytes, int] = {}
-        for e in base_live:
-            if e.total_buckets > 0:
-                totals.setdefault(e.partition, e.total_buckets)
-        for entry in delta:
-            existing = totals.get(entry.partition)
-            if entry.kind == ADD and entry.total_buckets > 0 and existing is not None and existing != entry.total_buckets:
-                raise CommitConflictError(f"bucket count changed from {existing} to {entry.total_buckets} without an overwrite")
-        if self.schema.primary_keys:
-            self._check_level_overlaps(base_live, delta)
-
-    def _check_level_overlaps(self, base_live: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
-        touched = {(e.partition, e.bucket) for e in delta if e.kind == ADD and e.file.level > 0}
-        if not touched:
-            return
-        deleted = {e.identifier for e in delta if e.kind == DELETE}
-        by_level: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
-        for e in base_live + [d for d in delta if d.kind == ADD]:
-            if (e.partition, e.bucket) in touched and e.file.level > 0 and e.identifier not in deleted:
-                by_level.setdefault((e.partition, e.bucket, e.file.level), []).append(e.file)
-        source = self.manifests.manifest_dir
-        for (_, bucket, level), files in by_level.items():
-            ranges = sorted(
-                (decode_row(f.min_key, self._key_types, source=source), decode_row(f.max_key, self._key_types, source=source), f.file_name)
-                for f in files
-            )
-            for (_, prev_max, prev_name), (cur_min, _, cur_name) in zip(ranges, ranges[1:], strict=False):
-                if cur_min <= prev_max:
-                    raise CommitConflictError(f"files {prev_name} and {cur_name} overlap in key range on level {level} of bucket {bucket}")
-
     def _write_snapshot(
         self,
         kind: CommitKind,
@@ -455,7 +411,7 @@ class TableCommit:
         identifier: int,
         watermark: int | None,
         properties: Mapping[str, str] | None,
-        index: _IndexChanges,
+        index: IndexChanges,
         live_index: list[IndexManifestEntry],
         operation: str | None = None,
     ) -> tuple[Snapshot, _Attempt]:

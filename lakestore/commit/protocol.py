@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
+from lakestore.commit.callbacks import CommitProperties
+from lakestore.commit.commit import CommitHook, CommitResult, Overwrite, TableCommit
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.kinds import CommitKind
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
@@ -56,8 +57,10 @@ def commit_or_abort(
     overwrite: Overwrite = None,
     watermark: int | None = None,
     operation: str | None = None,
+    commit_properties: CommitProperties | None = None,
 ) -> Snapshot | None:
     """Commit ``messages``; returns the last snapshot created (None: nothing committed).
+    ``commit_properties``: the commit's switches (``TableCommit.commit``).
 
     On failure ``abort`` runs when the commit provably did not land (delete what was written),
     ``keep`` when it may have landed (keep every file); then the error propagates.
@@ -66,16 +69,44 @@ def commit_or_abort(
         CommitConflictError: the commit conflicts with one that landed first.
         CommitRetriesExhaustedError: concurrent commits kept winning the race.
     """
+    result = _commit_or_abort(
+        committer,
+        messages,
+        identifier=identifier,
+        abort=abort,
+        keep=keep,
+        overwrite=overwrite,
+        watermark=watermark,
+        operation=operation,
+        commit_properties=commit_properties,
+    )
+    return result[-1] if result else None
+
+
+def _commit_or_abort(
+    committer: TableCommit,
+    messages: Sequence[CommitMessage],
+    *,
+    identifier: int,
+    abort: Callable[[], None] | None,
+    keep: Callable[[], None] | None,
+    overwrite: Overwrite,
+    watermark: int | None,
+    operation: str | None,
+    commit_properties: CommitProperties | None,
+) -> CommitResult:
     try:
-        snapshots = committer.commit(messages, identifier, overwrite=overwrite, watermark=watermark, operation=operation)
+        return committer.commit(
+            messages, identifier, overwrite=overwrite, watermark=watermark, operation=operation, commit_properties=commit_properties
+        )
     except BaseException:
+        # a failure has no result: the committer says whether the publish was attempted
         if committer.publish_attempted:
             if keep is not None:
                 keep()
         elif abort is not None:
             abort()
         raise
-    return snapshots[-1] if snapshots else None
 
 
 class Committer(Protocol):
@@ -122,10 +153,11 @@ def commit_written(
     watermark: int | None = None,
     operation: str | None = None,
     commit_empty: bool = False,
+    commit_properties: CommitProperties | None = None,
 ) -> CommitOutcome:
     """The commit half of the protocol: commit the messages of :func:`write_messages` as
     ``commit_id``, deciding once what becomes of their files. ``operation``: the snapshots'
-    ``operation`` (``TableCommit.commit``).
+    ``operation``; ``commit_properties``: the commit's switches (``TableCommit.commit``).
 
     - ``check`` runs first: if it raises, the files are deleted (nothing was attempted);
     - no messages and not ``commit_empty`` (as an overwrite that empties partitions needs):
@@ -147,16 +179,19 @@ def commit_written(
             raise
     if not messages and not commit_empty:
         return CommitOutcome(None)
-    snapshot = commit_or_abort(
+    result = _commit_or_abort(
         committer,
         messages,
         identifier=commit_id.identifier,
         abort=lambda: committer.abort(messages),
+        keep=None,
         overwrite=None if overwrite is False else overwrite,
         watermark=watermark,
         operation=operation,
+        commit_properties=commit_properties,
     )
-    if snapshot is not None and snapshot.id in committer.recognised:
+    snapshot = result[-1] if result else None
+    if snapshot is not None and snapshot.id in result.recognised:
         committer.abort(messages)  # an earlier commit of this CommitId landed; no snapshot names these files
         return CommitOutcome(snapshot, already_landed=True)
     return CommitOutcome(snapshot)
@@ -171,6 +206,7 @@ def write_and_commit(
     watermark: int | None = None,
     operation: str | None = None,
     commit_empty: bool = False,
+    commit_properties: CommitProperties | None = None,
 ) -> Snapshot | None:
     """One write of ``target`` filled by ``fill`` and committed as ``commit_id``: the write half
     (:func:`write_messages`) then the commit half (:func:`commit_written`). Nothing is committed
@@ -181,7 +217,14 @@ def write_and_commit(
     if not messages and not commit_empty:
         return None
     outcome = commit_written(
-        target, messages, commit_id, overwrite=overwrite, watermark=watermark, operation=operation, commit_empty=commit_empty
+        target,
+        messages,
+        commit_id,
+        overwrite=overwrite,
+        watermark=watermark,
+        operation=operation,
+        commit_empty=commit_empty,
+        commit_properties=commit_properties,
     )
     return outcome.snapshot
 
@@ -218,6 +261,7 @@ def commit_messages(
     overwrite: Overwrite = None,
     commit_empty: bool = False,
     operation: str | None = None,
+    commit_properties: CommitProperties | None = None,
 ) -> Snapshot | None:
     """Commit ``messages`` written by other processes (tasks) as ``commit_id``; returns the last
     snapshot created or recognised (None: nothing to commit): :func:`commit_written`'s snapshot.
@@ -226,7 +270,16 @@ def commit_messages(
         CommitConflictError: the commit conflicts with one that landed first.
         CommitRetriesExhaustedError: concurrent commits kept winning the race.
     """
-    outcome = commit_written(target, messages, commit_id, check=check, overwrite=overwrite, commit_empty=commit_empty, operation=operation)
+    outcome = commit_written(
+        target,
+        messages,
+        commit_id,
+        check=check,
+        overwrite=overwrite,
+        commit_empty=commit_empty,
+        operation=operation,
+        commit_properties=commit_properties,
+    )
     return outcome.snapshot
 
 

@@ -1,9 +1,10 @@
 """File access for tables. Bytes only; formats live in ``lakestore.format``.
 
 Every file is written under a temporary name in its destination folder and then published, so
-readers never see a partial file. ``try_publish`` is the commit point of a snapshot: it makes
-the destination appear atomically and only if no other process created it first (link(2), which
-fails with EEXIST), never a check-then-rename.
+readers never see a partial file. ``try_publish`` is the atomic create-if-absent primitive that
+snapshots (through ``lakestore.commit.snapshot_commit``, the commit point), schemas and tags are
+published with: it makes the destination appear atomically and only if no other process created
+it first (link(2), which fails with EEXIST), never a check-then-rename. FileIO knows no snapshot.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ second S3 stack (fsspec/s3fs/aiobotocore) has to be installed or kept fork-safe.
 Paths are URIs (``s3://bucket/key``) everywhere in lakestore; this class strips the scheme for
 pyarrow (``arrow_path``) and adds it back to listed entries.
 
-Object stores have no atomic create-if-absent rename, so ``try_publish`` (the commit point of a
-snapshot, schema or tag) needs one of two safe mechanisms, chosen by option:
+Object stores have no atomic create-if-absent rename, so ``try_publish`` (the primitive a
+snapshot, schema or tag is published with) needs one of two safe mechanisms, chosen by option:
 
 1. ``s3.conditional-create=true``: ``PUT`` with ``If-None-Match: *`` (AWS S3 since 2024, MinIO,
    and others); the store refuses the second creator with 412. pyarrow's client cannot send that

@@ -54,7 +54,7 @@ def create_branch(table: FileStore, name: str, *, tag: str | None = None) -> Non
             branch_schemas.publish(table.schema_manager.get(schema_id))
     io.write_bytes(f"{root}/tag/{tags.path(tag).rsplit('/', 1)[-1]}", io.read_bytes(tags.path(tag)))
     snapshots = SnapshotManager(io, root)
-    snapshots.try_publish(tagged)
+    table.snapshot_commit.commit(snapshots, tagged)
     snapshots.write_latest_hint(tagged.id)
     snapshots.write_earliest_hint(tagged.id)
 
@@ -133,7 +133,9 @@ def other_branch(table: FileStore) -> tuple[FileStore, bool] | None:
                 return None
             if SchemaManager(table.file_io, branch_root(table.path, name)).latest() is None:
                 return None
-            return FileStore.open(table.path, file_io=table.file_io, identifier=table.identifier, branch=name), wrapped_first
+            return FileStore.open(
+                table.path, file_io=table.file_io, identifier=table.identifier, branch=name, snapshot_commit=table.snapshot_commit
+            ), wrapped_first
     return None
 
 

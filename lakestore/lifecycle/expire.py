@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -156,6 +157,10 @@ def should_expire_after_commit(table: FileStore) -> bool:
     """Paimon expires after every commit; lakestore does so when the table asks for it
     (``snapshot.expire.execution-mode`` or a retention option set explicitly), so tables that
     never mention retention keep every snapshot."""
-    raw = table.schema.options
+    return expires_after_commit(table.schema.options)
+
+
+def expires_after_commit(options: Mapping[str, str]) -> bool:
+    """Whether table ``options`` ask for expiration after commits (``should_expire_after_commit``)."""
     keys = ("snapshot.expire.execution-mode", "snapshot.num-retained.min", "snapshot.num-retained.max", "snapshot.time-retained")
-    return any(k in raw for k in keys)
+    return any(k in options for k in keys)

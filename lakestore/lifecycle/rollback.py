@@ -49,7 +49,7 @@ def rollback_to(table: FileStore, *, snapshot_id: int | None = None, tag: str | 
         candidates.update(chain_references(files, [t.snapshot], tolerant=True))
     files.require_inside(candidates, source=table.path)  # before anything changes
     if tag is not None and not manager.exists(target.id):
-        manager.try_publish(target)  # restore the expired snapshot from its tag
+        table.snapshot_commit.commit(manager, target)  # restore the expired snapshot from its tag
     manager.write_latest_hint(target.id)
     metadata = [manager.path(i) for i in reversed(newer_ids)] + [tags.path(t.name) for t in dropped_tags]
     delete_confined(table.file_io, files.folders, [(METADATA, metadata)], source=table.path)

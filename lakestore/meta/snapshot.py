@@ -240,9 +240,6 @@ class SnapshotManager:
                 return self.get_changelog(snapshot_id)
             raise
 
-    def try_publish(self, snapshot: Snapshot) -> bool:
-        return self.file_io.try_publish(self.path(snapshot.id), snapshot.to_json().encode())
-
     def write_latest_hint(self, snapshot_id: int) -> None:
         self.file_io.write_bytes(f"{self.snapshot_dir}/LATEST", str(snapshot_id).encode())
 

@@ -3,7 +3,7 @@ grants before anything is read or written. Answers are the protocol's JSON objec
 are ``RestError`` (the protocol's error body). No HTTP here (``lakestore.rest.app`` routes).
 
 Snapshot commits are serialised per table (and branch) in this process and published with
-lakestore's atomic create-if-absent (``SnapshotManager.try_publish``), so a second server or a
+the table's snapshot commit (``lakestore.commit.snapshot_commit``: an atomic create-if-absent), so a second server or a
 direct writer on the same warehouse can never overwrite one either. A snapshot is published only
 once ``lakestore.commit.validate`` accepted it (every file it names inside the table and there,
 fields in Paimon's ranges, a schema the server trusts: ``lakestore.rest.schemas``); fields of a
@@ -407,7 +407,7 @@ class CatalogService:
             if (latest.uuid if latest else None) != base_uuid or snapshot.id != (latest.id + 1 if latest else 1):
                 return {"success": False}
             self._check_commit_files(t, root, snapshot)
-            if not snapshots.try_publish(snapshot):
+            if not t.store.snapshot_commit.commit(snapshots, snapshot):
                 return {"success": False}
             with contextlib.suppress(OSError):  # a hint only
                 snapshots.write_latest_hint(snapshot.id)

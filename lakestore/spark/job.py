@@ -35,7 +35,7 @@ from typing import Any
 
 from lakestore import errors
 from lakestore.catalog import Catalog
-from lakestore.catalog.rest import ServerCommitFileIO
+from lakestore.commit.snapshot_commit import CatalogSnapshotCommit
 from lakestore.io.factory import file_io_for
 from lakestore.io.secrets import CREDENTIAL_ENV, environment_holds, is_secret, without_secrets
 from lakestore.meta.branch import MAIN_BRANCH
@@ -153,8 +153,9 @@ class TableRef:
 def _described(table: Table) -> tuple[str, str | None, dict[str, str]]:
     """(directory or identifier, warehouse, catalog options with credentials) of ``table``."""
     file_io = table.file_io
-    if isinstance(file_io, ServerCommitFileIO) and file_io.catalog is not None:
-        warehouse, catalog_options = file_io.catalog  # a REST catalog's table: committed through the server
+    commit = getattr(getattr(table, "store", None), "snapshot_commit", None)  # a Table has a store
+    if isinstance(commit, CatalogSnapshotCommit) and commit.catalog is not None:
+        warehouse, catalog_options = commit.catalog  # a REST catalog's table: committed through the server
         return table.identifier, warehouse, dict(catalog_options)
     options = file_io.catalog_options()
     if options is None:

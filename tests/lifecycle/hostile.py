@@ -101,5 +101,5 @@ def craft_snapshot(table: Table, entries: list[ManifestEntry], **fields) -> Snap
 
 def publish(table: Table, snapshot: Snapshot) -> Snapshot:
     """Publish ``snapshot`` directly (a writer that bypasses every check)."""
-    assert table.store.snapshot_manager.try_publish(snapshot)
+    assert table.store.snapshot_commit.commit(table.store.snapshot_manager, snapshot)
     return snapshot
