@@ -20,12 +20,10 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
-
-from lakestore.catalog.filesystem import Catalog, parse_identifier, split_branch
+from lakestore.catalog.base import Catalog, NewTable, parse_identifier, split_branch
+from lakestore.catalog.rest_codec import RestError, change_json, identifier_json, schema_json
 from lakestore.commit.snapshot_commit import CatalogCommit, CatalogSnapshotCommit
 from lakestore.errors import (
-    CatalogError,
     CatalogUnreachableError,
     CommitError,
     DatabaseAlreadyExistsError,
@@ -35,24 +33,14 @@ from lakestore.errors import (
     TableAlreadyExistsError,
     TableNotFoundError,
 )
-from lakestore.format.types import DataField
 from lakestore.io.fileio import FileIO, LocalFileIO
 from lakestore.io.secrets import REST_TOKEN, REST_TOKEN_ENV
 from lakestore.meta.branch import MAIN_BRANCH
-from lakestore.meta.schema import new_schema
-from lakestore.meta.schema_change import (
-    AddColumn,
-    DropColumn,
-    RemoveOption,
-    RenameColumn,
-    SchemaChange,
-    SetOption,
-    UpdateColumnType,
-    UpdateComment,
-    to_data_type,
-)
+from lakestore.meta.schema_change import SchemaChange
 from lakestore.meta.snapshot import Snapshot
 from lakestore.table import Table
+
+__all__ = ["RestCatalog", "RestCatalogAccessError", "RestClient", "server_commit"]
 
 
 class RestClient:
@@ -74,30 +62,13 @@ class RestClient:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as err:
-            raise _error(err.code, err.read(), f"{method} {path}") from None
+            raise RestError.from_response(err.code, err.read()).to_lakestore(f"{method} {path}") from None
         except OSError as exc:
             raise CatalogUnreachableError(f"REST catalog at {self.uri} cannot be reached: {exc}") from exc
         return json.loads(raw) if raw else {}
 
     def path(self, *segments: str) -> str:
         return "/v1/" + "/".join(urllib.parse.quote(s, safe="") for s in (self.prefix, *segments))
-
-
-def _error(status: int, raw: bytes, what: str) -> CatalogError:
-    try:
-        doc = json.loads(raw)
-    except ValueError:
-        doc = {}
-    doc = doc if isinstance(doc, dict) else {}
-    message = f"{what}: {doc.get('message') or status}"
-    kind = doc.get("resourceType")
-    if status in (401, 403):
-        return RestCatalogAccessError(message)
-    if status == 404:
-        return DatabaseNotFoundError(message) if kind == "DATABASE" else TableNotFoundError(message)
-    if status == 409 and kind in ("DATABASE", "TABLE"):
-        return DatabaseAlreadyExistsError(message) if kind == "DATABASE" else TableAlreadyExistsError(message)
-    return CatalogError(f"{message} (HTTP {status})")
 
 
 def server_commit(client: RestClient, database: str, table: str, table_id: str | None) -> CatalogCommit:
@@ -116,52 +87,6 @@ def server_commit(client: RestClient, database: str, table: str, table_id: str |
         return bool(answer["success"])
 
     return send
-
-
-def _schema_json(
-    arrow: pa.Schema, partition_keys: Sequence[str], primary_keys: Sequence[str], options: Mapping[str, str] | None, comment: str | None
-) -> dict[str, Any]:
-    schema = new_schema(arrow, partition_keys=partition_keys, primary_keys=primary_keys, options=options, comment=comment)
-    return {
-        "fields": [f.to_json() for f in schema.fields],
-        "partitionKeys": list(schema.partition_keys),
-        "primaryKeys": list(schema.primary_keys),
-        "options": dict(schema.options),
-        "comment": schema.comment,
-    }
-
-
-def _type_json(value: Any) -> Any:
-    return DataField(0, "_", to_data_type(value)).to_json()["type"]
-
-
-def _change_json(change: SchemaChange) -> dict[str, Any]:
-    if isinstance(change, SetOption):
-        return {"action": "setOption", "key": change.key, "value": change.value}
-    if isinstance(change, RemoveOption):
-        return {"action": "removeOption", "key": change.key}
-    if isinstance(change, UpdateComment):
-        if change.column is None:
-            return {"action": "updateComment", "comment": change.comment}
-        return {"action": "updateColumnComment", "fieldNames": [change.column], "newComment": change.comment}
-    if isinstance(change, AddColumn):
-        move = {"fieldName": change.name, "type": "FIRST"} if change.first else None
-        if change.after is not None:
-            move = {"fieldName": change.name, "referenceFieldName": change.after, "type": "AFTER"}
-        return {
-            "action": "addColumn",
-            "fieldNames": [change.name],
-            "dataType": _type_json(change.type),
-            "comment": change.comment,
-            "move": move,
-        }
-    if isinstance(change, DropColumn):
-        return {"action": "dropColumn", "fieldNames": [change.name]}
-    if isinstance(change, RenameColumn):
-        return {"action": "renameColumn", "fieldNames": [change.name], "newName": change.new_name}
-    if isinstance(change, UpdateColumnType):
-        return {"action": "updateColumnType", "fieldNames": [change.name], "newDataType": _type_json(change.type), "keepNullability": False}
-    raise OptionError(f"schema change {change!r} cannot be sent to a REST catalog")
 
 
 class RestCatalog(Catalog):
@@ -243,28 +168,14 @@ class RestCatalog(Catalog):
     def list_tables(self, database: str) -> list[str]:
         return self._paged(self.client.path("databases", database, "tables"), "tables")
 
-    def create_table(
-        self,
-        identifier: str,
-        *,
-        schema: pa.Schema,
-        partition_keys: Sequence[str] = (),
-        primary_keys: Sequence[str] = (),
-        options: Mapping[str, str] | None = None,
-        comment: str | None = None,
-        exist_ok: bool = False,
-    ) -> Table:
-        database, table = parse_identifier(identifier)
-        body = {
-            "identifier": {"database": database, "object": table},
-            "schema": _schema_json(schema, partition_keys, primary_keys, options, comment),
-        }
+    def _create_table(self, new: NewTable, *, exist_ok: bool) -> Table:
+        body = {"identifier": identifier_json(new.database, new.name), "schema": schema_json(new.table_schema())}
         try:
-            self.client.call("POST", self.client.path("databases", database, "tables"), body)
+            self.client.call("POST", self.client.path("databases", new.database, "tables"), body)
         except TableAlreadyExistsError:
             if not exist_ok:
                 raise
-        return self.get_table(identifier)
+        return self.get_table(new.identifier)
 
     def get_table(self, identifier: str) -> Table:
         database, table, meta = self._meta(identifier)
@@ -282,7 +193,7 @@ class RestCatalog(Catalog):
         database, table, _ = self._meta(identifier)
         base, branch = split_branch(identifier)
         name = table if branch == MAIN_BRANCH else f"{table}$branch_{branch}"
-        body = {"changes": [_change_json(c) for c in changes]}
+        body = {"changes": [change_json(c) for c in changes]}
         self.client.call("POST", self.client.path("databases", database, "tables", name), body)
         return self.get_table(identifier)
 
@@ -297,5 +208,5 @@ class RestCatalog(Catalog):
     def rename_table(self, source: str, target: str) -> None:
         sdb, stable = parse_identifier(source)
         tdb, ttable = parse_identifier(target)
-        body = {"source": {"database": sdb, "object": stable}, "destination": {"database": tdb, "object": ttable}}
+        body = {"source": identifier_json(sdb, stable), "destination": identifier_json(tdb, ttable)}
         self.client.call("POST", self.client.path("tables", "rename"), body)
