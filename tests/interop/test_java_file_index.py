@@ -156,7 +156,29 @@ def test_java_skips_lakestore_files(java, warehouse, catalog) -> None:
         rows = java.read(warehouse, f"db.{name}")
         same_rows(rows, table.to_arrow(), ["id"])
         assert rows.num_rows == 400
-    answers = _java_scans(warehouse, *(f"db.{n}|{q}" for n in tables for q in ("s=v201", "s=v1505", "id=201")))
+    # primary-key tables: Paimon consults file indexes only with deletion vectors (files above level 0)
+    pk_schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("s", pa.string())])
+    skipped = {}
+    for dv in ("true", "false"):
+        options = {
+            "bucket": "1",
+            "deletion-vectors.enabled": dv,
+            "file-index.bloom-filter.columns": "s",
+            "file-index.bloom-filter.s.items": "100",
+        }
+        pk = catalog.create_table(f"db.pk_{dv}", schema=pk_schema, primary_keys=["k"], options=options)
+        for k in range(3):
+            pk.write_arrow(pa.table({"k": list(range(k, 60, 3)), "s": [f"v{i:02d}" for i in range(k, 60, 3)]}))
+        skipped[dv] = (
+            len([f for s in pk.scan().plan() for f in s.files]),
+            pk.scan().filter(col("s") == "v31").plan().files_skipped_by_index,
+        )
+    queries = [f"db.{n}|{q}" for n in tables for q in ("s=v201", "s=v1505", "id=201")] + ["db.pk_true|s=v31", "db.pk_false|s=v31"]
+    answers = _java_scans(warehouse, *queries)
+    files, by_index = skipped["true"]
+    assert by_index == files - 1 >= 1 and answers["db.pk_true|s=v31"]["files"] == files - by_index  # Java skips as lakestore
+    files, by_index = skipped["false"]
+    assert by_index == 0 and answers["db.pk_false|s=v31"]["files"] == files
     # embedded: Java's scan plans only the file that may hold the value
     assert answers["db.emb|s=v201"]["files"] == 1
     assert answers["db.emb|s=v1505"]["files"] == 0
