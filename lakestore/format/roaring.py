@@ -29,69 +29,87 @@ _ARRAY_MAX_SIZE = 4096
 _BITMAP_BYTES = 8192
 
 
-def _runs(lows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted unique uint16 values -> (run starts, run lengths - 1)."""
-    breaks = np.flatnonzero(np.diff(lows.astype(np.int32)) != 1) + 1
-    starts_idx = np.concatenate(([0], breaks))
-    ends_idx = np.concatenate((breaks - 1, [len(lows) - 1]))
-    return lows[starts_idx], (lows[ends_idx].astype(np.int32) - lows[starts_idx].astype(np.int32))
-
-
 def serialize_bitmap(positions: np.ndarray) -> bytes:
-    """Sorted unique positions (< 2**31) -> RoaringBitmap portable bytes, as Java's
+    """Sorted unique positions (< 2**32) -> RoaringBitmap portable bytes, as Java's
     ``RoaringBitmap32.serialize`` writes them (``runOptimize`` first)."""
     values = np.asarray(positions, dtype=np.uint32)
-    highs = (values >> 16).astype(np.uint16)
-    keys, starts = np.unique(highs, return_index=True)
-    bounds = np.append(starts, len(values))
-    kinds: list[str] = []
-    bodies: list[bytes] = []
-    cards: list[int] = []
-    for i in range(len(keys)):
-        lows = (values[bounds[i] : bounds[i + 1]] & 0xFFFF).astype(np.uint16)
-        card = len(lows)
-        run_starts, run_lengths = _runs(lows)
-        run_size = 2 + 4 * len(run_starts)
-        # Java's runOptimize: a run container when strictly smaller than the array or bitmap
-        smaller = run_size < 2 * card if card <= _ARRAY_MAX_SIZE else run_size < _BITMAP_BYTES
-        kind = "run" if smaller else ("array" if card <= _ARRAY_MAX_SIZE else "bitmap")
-        if kind == "array":
-            body = lows.astype("<u2").tobytes()
-        elif kind == "bitmap":
-            bits = np.zeros(65536, dtype=bool)
-            bits[lows] = True
-            body = np.packbits(bits, bitorder="little").tobytes()
-        else:
-            pairs = np.empty(2 * len(run_starts), dtype="<u2")
-            pairs[0::2] = run_starts
-            pairs[1::2] = run_lengths
-            body = struct.pack("<H", len(run_starts)) + pairs.tobytes()
-        kinds.append(kind)
-        bodies.append(body)
-        cards.append(card)
-    size = len(keys)
-    has_run = "run" in kinds
-    out = bytearray()
-    if has_run:
-        out += struct.pack("<I", _SERIAL_COOKIE | ((size - 1) << 16))
-        flags = np.packbits(np.array([k == "run" for k in kinds], dtype=bool), bitorder="little")
-        out += flags.tobytes()
-    else:
-        out += struct.pack("<II", _SERIAL_COOKIE_NO_RUNCONTAINER, size)
-    header = np.empty(2 * size, dtype="<u2")
-    header[0::2] = keys
-    header[1::2] = np.asarray(cards, dtype=np.int64) - 1
-    out += header.tobytes()
-    if not has_run or size >= _NO_OFFSET_THRESHOLD:
-        offset = len(out) + 4 * size
-        offsets = []
-        for body in bodies:
-            offsets.append(offset)
-            offset += len(body)
-        out += np.asarray(offsets, dtype="<u4").tobytes()
-    for body in bodies:
-        out += body
-    return bytes(out)
+    return serialize_bitmaps(values, np.array([0, len(values)]))[0]
+
+
+def serialize_bitmaps(positions: np.ndarray, bounds: np.ndarray) -> tuple[bytes, np.ndarray]:
+    """Many bitmaps at once: ``positions[bounds[g]:bounds[g + 1]]`` (sorted, unique, < 2**32) is
+    bitmap ``g``. Returns their portable bytes one after the other (each as
+    :func:`serialize_bitmap` writes it) and each one's size. Vectorised over all containers; only
+    bitmap containers (more than 4096 positions each) are packed one at a time."""
+    p = np.asarray(positions, dtype=np.uint32)
+    bounds = np.asarray(bounds, dtype=np.int64)
+    groups, n = len(bounds) - 1, len(p)
+    group_of = np.repeat(np.arange(groups), np.diff(bounds))
+    high = (p >> np.uint32(16)).astype(np.int64)
+    low = (p & np.uint32(0xFFFF)).astype(np.int64)
+    # containers: a group's positions sharing their high 16 bits; runs: consecutive lows
+    new_cont = np.ones(n, dtype=bool)
+    new_cont[1:] = (high[1:] != high[:-1]) | (group_of[1:] != group_of[:-1])
+    cstart = np.flatnonzero(new_cont)
+    containers = len(cstart)
+    card = np.diff(np.append(cstart, n))
+    cgroup = group_of[cstart]
+    elem_cont = np.cumsum(new_cont) - 1
+    new_run = new_cont.copy()
+    new_run[1:] |= low[1:] - low[:-1] != 1
+    run_first = np.flatnonzero(new_run)
+    run_last = np.append(run_first[1:], n) - 1
+    run_cont = elem_cont[run_first]
+    nruns = np.bincount(run_cont, minlength=containers)
+    # the representation Java's runOptimize keeps: a run container when strictly smaller
+    run_size = 2 + 4 * nruns
+    small = card <= _ARRAY_MAX_SIZE
+    use_run = np.where(small, run_size < 2 * card, run_size < _BITMAP_BYTES)
+    use_array = small & ~use_run
+    body = np.where(use_run, run_size, np.where(small, 2 * card, _BITMAP_BYTES))
+    ncont = np.bincount(cgroup, minlength=groups)
+    has_run = np.bincount(cgroup, weights=use_run, minlength=groups) > 0
+    prefix = np.where(has_run, 4 + (ncont + 7) // 8, 8)
+    has_offsets = ~has_run | (ncont >= _NO_OFFSET_THRESHOLD)
+    header = prefix + 4 * ncont + np.where(has_offsets, 4 * ncont, 0)
+    sizes = header + np.bincount(cgroup, weights=body, minlength=groups).astype(np.int64)
+    gstart = np.cumsum(sizes) - sizes
+    out = np.zeros(int(sizes.sum()), dtype=np.uint8)
+    cookie = np.where(has_run, _SERIAL_COOKIE | ((np.maximum(ncont, 1) - 1) << 16), _SERIAL_COOKIE_NO_RUNCONTAINER)
+    _put(out, gstart, cookie, 4)
+    _put(out, gstart[~has_run] + 4, ncont[~has_run], 4)
+    gfirst = np.cumsum(ncont) - ncont
+    j = np.arange(containers) - gfirst[cgroup]  # a container's index in its bitmap
+    flagged = np.flatnonzero(use_run)
+    np.bitwise_or.at(out, gstart[cgroup[flagged]] + 4 + j[flagged] // 8, (1 << (j[flagged] % 8)).astype(np.uint8))
+    descriptive = gstart[cgroup] + prefix[cgroup] + 4 * j
+    _put(out, descriptive, high[cstart], 2)
+    _put(out, descriptive + 2, card - 1, 2)
+    body_before = np.cumsum(body) - body
+    relative = header[cgroup] + body_before - body_before[gfirst[cgroup]]  # container offset in its bitmap
+    with_offsets = has_offsets[cgroup]
+    _put(out, (gstart[cgroup] + prefix[cgroup] + 4 * ncont[cgroup] + 4 * j)[with_offsets], relative[with_offsets], 4)
+    at = gstart[cgroup] + relative  # each container's body in ``out``
+    elems = np.flatnonzero(use_array[elem_cont])
+    _put(out, at[elem_cont[elems]] + 2 * (elems - cstart[elem_cont[elems]]), low[elems], 2)
+    _put(out, at[use_run], nruns[use_run], 2)
+    runs = np.flatnonzero(use_run[run_cont])
+    rank = np.arange(len(run_first)) - (np.cumsum(nruns) - nruns)[run_cont]
+    dest = at[run_cont[runs]] + 2 + 4 * rank[runs]
+    _put(out, dest, low[run_first[runs]], 2)
+    _put(out, dest + 2, low[run_last[runs]] - low[run_first[runs]], 2)
+    for c in np.flatnonzero(~small & ~use_run).tolist():
+        bits = np.zeros(65536, dtype=bool)
+        bits[low[cstart[c] : cstart[c] + card[c]]] = True
+        out[at[c] : at[c] + _BITMAP_BYTES] = np.packbits(bits, bitorder="little")
+    return out.tobytes(), sizes
+
+
+def _put(out: np.ndarray, dest: np.ndarray, values: np.ndarray, width: int) -> None:
+    """Write ``values`` little-endian, ``width`` bytes each, at byte positions ``dest``."""
+    values = np.asarray(values, dtype=np.int64)
+    for b in range(width):
+        out[dest + b] = (values >> (8 * b)) & 0xFF
 
 
 def deserialize_bitmap(data: bytes | memoryview, *, source: str = "deletion vector") -> np.ndarray:

@@ -158,7 +158,7 @@ def test_vectorised_hashmap_order_equals_the_replayed_map(hashes: list[int], low
         arr = np.array(case, dtype=np.uint32)
         replayed = simulate_order(arr, resize_after_last, keys)
         assert sorted(replayed.tolist()) == list(range(len(case)))
-        assert hashmap_order(arr, resize_after_last, keys).tolist() == replayed.tolist()
+        assert hashmap_order(arr, resize_after_last, lambda: keys).tolist() == replayed.tolist()
 
 
 def test_hashmap_order_without_keys_refuses_trees() -> None:

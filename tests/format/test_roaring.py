@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakestore.errors import CorruptMetadataError
-from lakestore.format.roaring import deserialize_bitmap, read_bitmap, serialize_bitmap
+from lakestore.format.roaring import deserialize_bitmap, read_bitmap, serialize_bitmap, serialize_bitmaps
 from tests.oracle.java_driver import java_oracle
 
 positions_strategy = st.builds(
@@ -31,6 +31,21 @@ def test_round_trip_and_size(positions: list[int], tail: bytes) -> None:
     got, size = read_bitmap(b"\x07" * 3 + data + tail, 3)
     assert size == len(data)
     assert got.tolist() == positions
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(positions_strategy, max_size=5))
+def test_many_bitmaps_at_once(groups: list[list[int]]) -> None:
+    positions = np.array([p for g in groups for p in g], dtype=np.uint32)
+    bounds = np.cumsum([0] + [len(g) for g in groups])
+    blob, sizes = serialize_bitmaps(positions, bounds)
+    assert sizes.sum() == len(blob)
+    at = 0
+    for group, size in zip(groups, sizes.tolist(), strict=True):
+        got, used = read_bitmap(blob, at)
+        assert (got.tolist(), used) == (group, size)
+        assert blob[at : at + size] == serialize_bitmap(np.array(group, dtype=np.uint32))
+        at += size
 
 
 def _container_kinds(data: bytes) -> list[str]:

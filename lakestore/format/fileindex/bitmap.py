@@ -32,7 +32,7 @@ from lakestore.errors import CorruptMetadataError, OptionError, UnsupportedTable
 from lakestore.format.fileindex.base import FileIndexReader, FileIndexResult, FileIndexType, FileIndexWriter
 from lakestore.format.fileindex.java_hashmap import hashmap_order
 from lakestore.format.fileindex.keys import comparable_keys, float_order, java_hashes, key_array, key_kind, literal_key
-from lakestore.format.roaring import read_bitmap, serialize_bitmap
+from lakestore.format.roaring import read_bitmap, serialize_bitmap, serialize_bitmaps
 from lakestore.format.types import DataType
 from lakestore.units import parse_memory
 
@@ -98,22 +98,18 @@ def encode_bitmap_index(kind: str, keys: pa.Array, version: int = VERSION_2, blo
     # Java's HashMap order of the values (inserted at their first row); a call after the last
     # insertion (any later non-null row) may resize the map once more
     resize_after_last = bool(n) and bool(positions[-1] > first_rows[n - 1])
-    order = hashmap_order(java_hashes(kind, dictionary), resize_after_last, comparable_keys(kind, dictionary))
+    order = hashmap_order(java_hashes(kind, dictionary), resize_after_last, lambda: comparable_keys(kind, dictionary))
 
-    null_bytes = serialize_bitmap(nulls.astype(np.uint32)) if nulls.size else serialize_bitmap(np.empty(0, np.uint32))
-    offsets = np.empty(n, dtype=np.int64)
+    # the bitmaps of the values on more than one row, in that order; one row's is its offset
+    multi = order[counts[order] > 1]
+    multi_counts = counts[multi]
+    gather = np.repeat(starts[multi] - (np.cumsum(multi_counts) - multi_counts), multi_counts) + np.arange(int(multi_counts.sum()))
+    bodies, sizes = serialize_bitmaps(by_value[gather].astype(np.uint32), np.concatenate(([0], np.cumsum(multi_counts))))
+    null_bytes = serialize_bitmap(nulls.astype(np.uint32))
+    offsets = -1 - first_rows.astype(np.int64)
     lengths = np.full(n, -1, dtype=np.int64)
-    bodies: list[bytes] = []
-    offset = len(null_bytes) if nulls.size > 1 else 0
-    for i in order.tolist():
-        if counts[i] == 1:
-            offsets[i] = -1 - int(first_rows[i])
-        else:
-            body = serialize_bitmap(by_value[starts[i] : starts[i] + counts[i]].astype(np.uint32))
-            offsets[i] = offset
-            lengths[i] = len(body)
-            offset += len(body)
-            bodies.append(body)
+    offsets[multi] = (len(null_bytes) if nulls.size > 1 else 0) + np.cumsum(sizes) - sizes
+    lengths[multi] = sizes
 
     null_offset = -1 - int(nulls[0]) if nulls.size == 1 else 0
     out = bytearray(struct.pack(">biib", version, rows, n, 1 if nulls.size else 0))
@@ -121,28 +117,54 @@ def encode_bitmap_index(kind: str, keys: pa.Array, version: int = VERSION_2, blo
         out += struct.pack(">i", null_offset)
         if version == VERSION_2:
             out += struct.pack(">i", len(null_bytes))
-    key_bytes = _key_bytes(kind, dictionary)
     if version == VERSION_1:
-        for i in order.tolist():
-            out += key_bytes[i]
-            out += struct.pack(">i", int(offsets[i]))
+        out += _records(kind, dictionary, order, offsets[order])[0].tobytes()
     else:
-        out += _v2_meta(kind, dictionary, key_bytes, offsets, lengths, block_size)
+        out += _v2_meta(kind, dictionary, offsets, lengths, block_size)
     if nulls.size > 1:
         out += null_bytes
-    for body in bodies:
-        out += body
+    out += bodies
     return bytes(out)
 
 
-def _key_bytes(kind: str, dictionary: pa.Array) -> list[bytes]:
-    """Each value as Java's ``DataOutput`` writes it."""
+def _records(kind: str, dictionary: pa.Array, take: np.ndarray, *ints: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the values at indexes ``take``: each value as Java's ``DataOutput`` writes it (strings:
+    an int length and the UTF-8 bytes), then the given columns as big-endian ints. Returns the
+    bytes (uint8) and each record's size."""
+    m = len(take)
     if kind == "str":
-        return [struct.pack(">i", len(v)) + v for v in dictionary.to_pylist()]
-    values = np.asarray(dictionary.to_numpy(zero_copy_only=False)).astype(_key_dtype(kind))
-    raw = values.tobytes()
-    size = _FIXED_SIZES[kind]
-    return [raw[i : i + size] for i in range(0, len(raw), size)]
+        values = dictionary.take(pa.array(take, pa.int64())).cast(pa.large_binary())
+        offsets = np.frombuffer(values.buffers()[1], dtype=np.int64, count=m + 1, offset=values.offset * 8)
+        data_buf = values.buffers()[2]
+        data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+        lens = np.diff(offsets)
+        key_sizes = 4 + lens
+    else:
+        key_sizes = np.full(m, _FIXED_SIZES[kind], dtype=np.int64)
+    sizes = key_sizes + 4 * len(ints)
+    starts = np.cumsum(sizes) - sizes
+    out = np.zeros(int(sizes.sum()), dtype=np.uint8)
+    if kind == "str":
+        _put_be(out, starts, lens, 4)
+        total = int(lens.sum())
+        within = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens)
+        out[np.repeat(starts + 4, lens) + within] = data[offsets[0] : offsets[0] + total]
+    else:
+        # fixed-width records: one structured array
+        record = np.empty(m, dtype=[("key", _key_dtype(kind))] + [(f"int{c}", ">i4") for c in range(len(ints))])
+        record["key"] = np.asarray(dictionary.to_numpy(zero_copy_only=False))[take]
+        for c, column in enumerate(ints):
+            record[f"int{c}"] = column
+        return np.frombuffer(record.tobytes(), dtype=np.uint8), sizes
+    for c, column in enumerate(ints):
+        _put_be(out, starts + key_sizes + 4 * c, column, 4)
+    return out, sizes
+
+
+def _put_be(out: np.ndarray, dest: np.ndarray, values: np.ndarray, width: int) -> None:
+    values = np.asarray(values, dtype=np.int64)
+    for b in range(width):
+        out[dest + b] = (values >> (8 * (width - 1 - b))) & 0xFF
 
 
 def sort_keys(kind: str, dictionary: pa.Array) -> np.ndarray:
@@ -155,26 +177,29 @@ def sort_keys(kind: str, dictionary: pa.Array) -> np.ndarray:
     return np.argsort(values, kind="stable")
 
 
-def _v2_meta(kind: str, dictionary: pa.Array, key_bytes: list[bytes], offsets: np.ndarray, lengths: np.ndarray, block_size: int) -> bytes:
-    """V2's index blocks: their count, first values and offsets, total size, then the blocks."""
-    blocks: list[tuple[bytes, int, list[bytes]]] = []  # (first key, offset, entries)
-    serialized = 0
-    for i in sort_keys(kind, dictionary).tolist():
-        entry = key_bytes[i] + struct.pack(">ii", int(offsets[i]), int(lengths[i]))
-        if not blocks or serialized + len(entry) > block_size:
-            block_offset = blocks[-1][1] + serialized if blocks else 0
-            blocks.append((key_bytes[i], block_offset, []))
-            serialized = 4
-        blocks[-1][2].append(entry)
-        serialized += len(entry)
-    out = bytearray(struct.pack(">i", len(blocks)))
-    for key, block_offset, _ in blocks:
-        out += key + struct.pack(">i", block_offset)
-    total = sum(4 + sum(len(e) for e in entries) for _, _, entries in blocks)
-    out += struct.pack(">i", total)
-    for _, _, entries in blocks:
-        out += struct.pack(">i", len(entries))
-        out += b"".join(entries)
+def _v2_meta(kind: str, dictionary: pa.Array, offsets: np.ndarray, lengths: np.ndarray, block_size: int) -> bytes:
+    """V2's index: the block count, each block's first value and offset, the blocks' total size,
+    then the blocks (entry count; value, offset, length per entry), values in sorted order, each
+    block as full as ``block_size`` allows (counting its entry count)."""
+    order = sort_keys(kind, dictionary)
+    entries, sizes = _records(kind, dictionary, order, offsets[order], lengths[order])
+    cum = np.concatenate(([0], np.cumsum(sizes)))
+    firsts: list[int] = []
+    a = 0
+    while a < len(order):
+        firsts.append(a)
+        a = max(a + 1, int(np.searchsorted(cum, cum[a] + block_size - 4, side="right")) - 1)
+    bounds = [*firsts, len(order)]
+    block_bytes = np.array([4 + cum[b] - cum[a] for a, b in zip(bounds, bounds[1:], strict=False)], dtype=np.int64)
+    block_offsets = np.cumsum(block_bytes) - block_bytes
+    heads = _records(kind, dictionary, order[np.array(firsts, dtype=np.int64)], block_offsets)[0]
+    out = bytearray(struct.pack(">i", len(firsts)))
+    out += heads.tobytes()
+    out += struct.pack(">i", int(block_bytes.sum()))
+    raw = entries.tobytes()
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        out += struct.pack(">i", b - a)
+        out += raw[cum[a] : cum[b]]
     return bytes(out)
 
 

@@ -15,7 +15,7 @@ list.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,23 +31,27 @@ def spread(hashes: np.ndarray) -> np.ndarray:
     return h ^ (h >> np.uint32(16))
 
 
-def hashmap_order(hashes: np.ndarray, resize_after_last: bool, order_keys: Sequence[Any] | None = None) -> np.ndarray:
+def hashmap_order(hashes: np.ndarray, resize_after_last: bool, order_keys: Callable[[], Sequence[Any]] | None = None) -> np.ndarray:
     """Indexes of keys inserted in this order (``hashes``: their ``hashCode()``, uint32) in the
     order the map visits them. ``resize_after_last``: whether a call came after the last key's
-    insertion (it resizes the map when over its threshold). ``order_keys``: the keys as Python
-    values ordered as their ``compareTo``; needed only when a bucket reaches 8 keys (else ignored;
-    without them such a map raises ``ValueError``)."""
+    insertion (it resizes the map when over its threshold). ``order_keys``: gives the keys as
+    Python values ordered as their ``compareTo``; called only when a bucket reaches 8 keys (without
+    it such a map raises ``ValueError``)."""
     n = len(hashes)
     h = spread(hashes)
     cap, threshold, j = 16, 12, 0
     while j < n:
         end = min(n, threshold + 1)
-        events = np.flatnonzero(_bucket_ranks(h[:end] & np.uint32(cap - 1))[j:end] >= _TREEIFY - 1)
+        buckets = h[:end] & np.uint32(cap - 1)
+        if np.bincount(buckets, minlength=cap).max() < _TREEIFY:
+            events = np.empty(0, dtype=np.int64)  # no bucket reaches 8 keys: no need for ranks
+        else:
+            events = np.flatnonzero(_bucket_ranks(buckets)[j:end] >= _TREEIFY - 1)
         if events.size:
             if cap >= _MIN_TREEIFY_CAPACITY:
                 if order_keys is None:
                     raise ValueError("a bucket becomes a tree: the keys' order is needed")
-                return simulate_order(hashes, resize_after_last, order_keys)
+                return simulate_order(hashes, resize_after_last, order_keys())
             j += int(events[0]) + 1
             cap, threshold = cap * 2, threshold * 2
             continue
