@@ -19,7 +19,9 @@ import pyarrow as pa
 
 from lakestore.errors import OptionError
 from lakestore.format.fileindex.base import FileIndexType, FileIndexWriter
+from lakestore.format.fileindex.bitmap import BitmapIndexType
 from lakestore.format.fileindex.bloom import BLOOM_FILTER
+from lakestore.format.fileindex.bsi import BsiIndexType
 from lakestore.format.fileindex.format import java_hash_order, write_file_index
 from lakestore.format.types import DataType
 from lakestore.units import parse_memory
@@ -34,7 +36,7 @@ DEFAULT_THRESHOLD = 500
 PAIMON_TYPES = ("bloom-filter", "bitmap", "bsi", "range-bitmap")
 
 # name -> the type lakestore implements; other modules add theirs with :func:`register`
-TYPES: dict[str, FileIndexType] = {BLOOM_FILTER.name: BLOOM_FILTER}
+TYPES: dict[str, FileIndexType] = {BLOOM_FILTER.name: BLOOM_FILTER, "bitmap": BitmapIndexType(), "bsi": BsiIndexType()}
 
 
 def register(index_type: FileIndexType) -> None:
