@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import operator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import lakestore
+from lakestore import col
 from lakestore.errors import CorruptMetadataError, UnsupportedTableError, UnsupportedTypeError
 from lakestore.format.fileindex.base import FileIndexReader
 from lakestore.format.fileindex.bsi import BsiIndexType
@@ -225,3 +228,30 @@ def test_unsupported_types_and_invalid_bytes() -> None:
         BSI.reader(parse_type("INT"), {}, b"\x02" + data[1:])
     with pytest.raises(ValueError, match="comparison"):
         BSI.reader(parse_type("INT"), {}, data).compare("!=", 1)
+
+
+def test_tables_skip_files_by_bitmap_and_bsi_indexes(tmp_path: Path) -> None:
+    """Values interleaved over four files: statistics keep every file for a middle value, the
+    bitmap (strings) and bsi (numbers) indexes keep only the file holding it."""
+    catalog = lakestore.Catalog(str(tmp_path / "wh"))
+    catalog.create_database("db")
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    options = {"file-index.bitmap.columns": "s", "file-index.bsi.columns": "id", "file-index.in-manifest-threshold": "1 b"}
+    table = catalog.create_table("db.t", schema=schema, options=options)
+    for k in range(4):
+        ids = list(range(k, 400, 8)) + [None]
+        table.write_arrow(pa.table({"id": ids, "s": [None if i is None else f"v{i:03d}" for i in ids]}, schema=schema))
+    assert all(f.extra_files == (f.file_name + ".index",) for s in table.scan().plan() for f in s.files)
+    for predicate, skipped, rows in [
+        (col("s") == "v201", 3, [201]),
+        (col("s") == "v204", 4, []),  # within every file's bounds, in none
+        (col("s").isin(["v201", "v202"]), 2, [201, 202]),
+        (col("id") == 203, 3, [203]),
+        (col("id") == 204, 4, []),
+        (col("id").isin([200, 203]), 2, [200, 203]),
+        (col("id") != 203, 0, None),
+    ]:
+        assert table.scan().filter(predicate).plan().files_skipped_by_index == skipped, predicate
+        if rows is not None:
+            got = sorted(r["id"] for r in table.scan().filter(predicate).to_arrow().to_pylist())
+            assert got == rows, predicate
