@@ -189,7 +189,6 @@ def test_options_safe_to_ignore_leave_the_table_fully_usable(tmp_path):
     created = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
     created.write_arrow(_rows([1, 2], "a"))
     ignorable = {
-        "file-index.bloom-filter.columns": "v",
         "lookup.cache-max-memory-size": "64 mb",
         "sink.parallelism": "4",
         "write-buffer-spillable": "true",
@@ -200,8 +199,8 @@ def test_options_safe_to_ignore_leave_the_table_fully_usable(tmp_path):
     table.compact(full=True)
     table.maintenance.expire_snapshots(num_retained_min=1)
     assert sorted(table.to_arrow()["v"].to_pylist()) == ["a1", "b2", "b3"]
-    with pytest.raises(lakestore.OptionError, match="file-index.bloom-filter.columns"):
-        catalog.create_table("db.u", schema=SCHEMA, options={"file-index.bloom-filter.columns": "v"})
+    with pytest.raises(lakestore.OptionError, match="sink.parallelism"):
+        catalog.create_table("db.u", schema=SCHEMA, options={"sink.parallelism": "4"})
 
 
 # -- first-row tables ------------------------------------------------------------------------------
