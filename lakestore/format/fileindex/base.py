@@ -128,4 +128,4 @@ class FileIndexType(ABC):
     def reader(self, data_type: DataType, options: Mapping[str, str], data: bytes) -> FileIndexReader:
         """Read an index from its serialized bytes. Raises ``CorruptMetadataError`` when the
         bytes are not a valid index of this type (never for a valid index of a newer version:
-        that raises ``UnsupportedFeatureError`` naming the version)."""
+        that raises ``UnsupportedTableError`` naming the version)."""
