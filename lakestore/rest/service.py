@@ -2,9 +2,9 @@
 grants before anything is read or written. Answers are the protocol's JSON objects; failures
 are ``RestError`` (the protocol's error body). No HTTP here (``lakestore.rest.app`` routes).
 
-Snapshot commits are serialised per table (and branch) in this process and published with
-the table's snapshot commit (``lakestore.commit.snapshot_commit``: an atomic create-if-absent), so a second server or a
-direct writer on the same warehouse can never overwrite one either. A snapshot is published only
+Snapshot commits are serialised per table (and branch) in this process and published with the
+table's ``SnapshotCommit`` (``lakestore.commit.snapshot_commit``: an atomic create-if-absent),
+so a second server or a direct writer on the same warehouse can never overwrite one either. A snapshot is published only
 once ``lakestore.commit.validate`` accepted it (every file it names inside the table and there,
 fields in Paimon's ranges, a schema the server trusts: ``lakestore.rest.schemas``); fields of a
 client's snapshot that lakestore does not know are dropped.
