@@ -68,10 +68,10 @@ from lakestore.meta.schema_change import (
 )
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.meta.tag import Tag
-from lakestore.read.changes import StreamScan
+from lakestore.read.planner import Split
 from lakestore.read.predicate import Predicate, col
-from lakestore.read.scan import Split
 from lakestore.scan import ScanSpec, TableScan
+from lakestore.scan.changes import StreamScan
 from lakestore.store import FileStore
 from lakestore.table import Table
 from lakestore.write.table_write import TableWrite

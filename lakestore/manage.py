@@ -18,7 +18,7 @@ from lakestore.meta.branch import branch_names
 from lakestore.meta.consumer import ConsumerManager
 from lakestore.meta.snapshot import Snapshot
 from lakestore.meta.tag import Tag
-from lakestore.read.time_travel import snapshot_at_watermark
+from lakestore.scan.time_travel import snapshot_at_watermark
 from lakestore.store import FileStore
 from lakestore.units import parse_duration_ms
 

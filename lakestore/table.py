@@ -23,7 +23,6 @@ from lakestore.iceberg import IcebergSources
 from lakestore.io.factory import file_io_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.callbacks import expire_iceberg_snapshots, iceberg_sources, table_callbacks
-from lakestore.lifecycle.incremental import Bounds
 from lakestore.maintenance import TableMaintenance
 from lakestore.manage import TableManagement
 from lakestore.meta.branch import MAIN_BRANCH
@@ -36,12 +35,13 @@ from lakestore.meta.options import CoreOptions
 from lakestore.meta.partitions import check_partition_spec
 from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
-from lakestore.read.changes import ChangeReader, StreamScan
+from lakestore.read.planner import ScanPlanner, Split
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import ScanPlanner, Split
 from lakestore.read.split_read import SplitReader
 from lakestore.scan import ScanArgs, StoreScan, TableScan, scan_spec
+from lakestore.scan.changes import ChangeReader, StreamScan
 from lakestore.scan.executor import select_columns
+from lakestore.scan.incremental import Bounds
 from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState
 from lakestore.write.file_writer import DataFileWriter
@@ -672,7 +672,7 @@ class Table:
         ``incremental_scan_mode`` ``"auto"`` (default), ``"delta"`` or ``"changelog"`` every row
         of the data (changelog) files committed in snapshots ``start + 1 .. end``, unmerged and
         whatever its row kind; with ``"diff"`` (and between two tags) the rows of the end
-        snapshot that differ from the start snapshot's (``lakestore.lifecycle.incremental``). The
+        snapshot that differ from the start snapshot's (``lakestore.scan.incremental``). The
         table's own ``scan.*`` and ``incremental-between*`` options are honoured the same way
         when no such argument is given. A shortcut for ``table.scan(...).to_arrow()``.
 

@@ -150,3 +150,28 @@ def test_only_the_snapshot_commit_publishes_a_snapshot():
     assert not stale, f"PUBLISH_CALLERS lists modules that no longer call try_publish: {stale}"
     snapshot_module = (PACKAGE / "meta" / "snapshot.py").read_text()
     assert "try_publish" not in snapshot_module, "meta/snapshot.py publishes snapshots (the commit point is commit/snapshot_commit.py)"
+
+
+# The read side: what a user's scan means (time travel, ``scan.*`` options, incremental and
+# changelog scans, fallback branches, the plan) lives in ``lakestore/scan/``; ``read/`` holds the
+# mechanism (``read/planner.py`` plans one snapshot's files into splits, ``read/split_read.py``
+# merges them). Layers keep ``scan/`` out of reach below it; these modules outside it plan
+# splits of a snapshot directly, each for a reason:
+PLAN_CALLERS = {
+    "dml/target.py": "DELETE/UPDATE/MERGE find the rows they change in the base snapshot, below the scan layer",
+    "dml/append_vectors.py": "deletion vectors of an append table: row positions in the base snapshot's files",
+    "system/rows.py": "system tables ($ro, row_tracking...) read raw files of one snapshot",
+    "table.py": "writes read the base snapshot (cross-partition key bootstrap, column updates); the stream's full phase",
+}
+
+
+def test_only_the_scan_layer_plans_reads():
+    callers = {
+        str(p.relative_to(PACKAGE))
+        for p in _sources()
+        if not str(p.relative_to(PACKAGE)).startswith(("scan/", "read/"))
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ScanPlanner"
+    }
+    assert callers <= set(PLAN_CALLERS), f"ScanPlanner used outside scan/ and PLAN_CALLERS: {sorted(callers - set(PLAN_CALLERS))}"
+    assert set(PLAN_CALLERS) <= callers, f"PLAN_CALLERS lists modules that no longer plan: {sorted(set(PLAN_CALLERS) - callers)}"

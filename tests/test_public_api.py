@@ -39,8 +39,8 @@ def test_errors_live_in_one_module():
 def test_schema_changes_and_scan_types_are_exported():
     for name in ("AddColumn", "DropColumn", "RenameColumn", "UpdateColumnType", "UpdateComment", "SetOption", "RemoveOption"):
         assert getattr(lakestore, name) is getattr(lakestore.meta.schema_change, name)
-    assert lakestore.Split.__module__ == "lakestore.read.scan"
-    assert lakestore.StreamScan.__module__ == "lakestore.read.changes"
+    assert lakestore.Split.__module__ == "lakestore.read.planner"
+    assert lakestore.StreamScan.__module__ == "lakestore.scan.changes"
     # the types callers receive from table.scan(), table.store and the commit protocol
     assert lakestore.TableScan.__module__ == "lakestore.scan.table_scan" and lakestore.ScanSpec.__module__ == "lakestore.scan.table_scan"
     assert lakestore.FileStore.__module__ == "lakestore.store" and lakestore.CommitId.__module__ == "lakestore.commit.protocol"

@@ -16,7 +16,7 @@ from assets.lifecycle.ingest import find_ingestion
 from assets.lifecycle.keys import changelog_key, ingest_user, ingested_key
 from assets.lifecycle.plan import DEFAULT_PLAN, LifecyclePlan
 from lakestore.meta.manifest import ADD
-from lakestore.read.changes import ROW_KIND_COLUMN
+from lakestore.scan.changes import ROW_KIND_COLUMN
 from resources import LakestoreResource
 
 KINDS = ("+I", "-U", "+U", "-D")

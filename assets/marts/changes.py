@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import lakestore
-from lakestore.read.changes import ROW_KIND_COLUMN
+from lakestore.scan.changes import ROW_KIND_COLUMN
 
 ADDS = ("+I", "+U")
 RETRACTS = ("-U", "-D")

@@ -15,7 +15,7 @@ from assets.common.partitions import daily_partitions, single_run
 from assets.common.tables import LINEITEM, ORDER_STATUS, ORDER_STATUS_SCHEMA, ORDERS, ensure_table
 from assets.lifecycle.keys import changelog_key
 from assets.marts.changes import ChangeFeed, read_at, require_changelog
-from lakestore.read.changes import ROW_KIND_COLUMN
+from lakestore.scan.changes import ROW_KIND_COLUMN
 from resources import LakestoreResource
 
 KEY = dg.AssetKey(["marts", "order_status"])

@@ -43,8 +43,8 @@ from lakestore.meta.index_manifest import (
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.deletion_vectors import DeletionFile as Where
 from lakestore.read.deletion_vectors import index_dir, read_vectors, read_vectors_and_kinds
+from lakestore.read.planner import ScanPlanner
 from lakestore.read.predicate import Predicate, apply_filter
-from lakestore.read.scan import ScanPlanner
 
 _POSITION = "__position"
 _DV = "deletion-vectors.enabled"

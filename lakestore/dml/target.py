@@ -9,8 +9,8 @@ import pyarrow as pa
 from lakestore.commit.protocol import WriteTarget
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.planner import ScanPlanner
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import ScanPlanner
 from lakestore.store import FileStore
 
 

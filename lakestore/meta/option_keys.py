@@ -391,7 +391,7 @@ _SCAN = (
 # scan.timestamp-millis, scan.timestamp, scan.watermark, scan.version, scan.mode,
 # incremental-between, incremental-between-timestamp, incremental-between-scan-mode,
 # incremental-between-tag-to-snapshot, scan.bucket, scan.file-creation-time-millis
-# (lakestore/read/time_travel.py, lakestore/lifecycle/incremental.py).
+# (lakestore/scan/time_travel.py, lakestore/scan/incremental.py).
 _refuse(
     _SCAN,
     "scan.creation-time-millis",

@@ -70,7 +70,7 @@ def _bool(text: str) -> bool:
 
 
 # Paimon 2.0's ``StartupMode`` values (``scan.mode``); lakestore's reads refuse compacted-full and
-# from-creation-timestamp (``lakestore.read.time_travel``).
+# from-creation-timestamp (``lakestore.scan.time_travel``).
 SCAN_MODES = (
     "default",
     "latest-full",
@@ -324,14 +324,14 @@ _SPECS: dict[str, OptionSpec] = {
         OptionSpec("commit.discard-duplicate-files", "false", _bool),
         OptionSpec("manifest.delete-file-drop-stats", "false", _bool),
         # batch-read options stored on the table, honoured as Paimon's batch reads honour them
-        # (lakestore/read/time_travel.py, lakestore/lifecycle/incremental.py)
+        # (lakestore/scan/time_travel.py, lakestore/scan/incremental.py)
         OptionSpec("scan.snapshot-id", None, _positive_int),
         OptionSpec("scan.tag-name", None, str),
         OptionSpec("scan.timestamp-millis", None, _int),
         OptionSpec("scan.timestamp", None, str),
         OptionSpec("scan.watermark", None, _int),
         OptionSpec("scan.version", None, str),
-        OptionSpec("scan.mode", "default", _choice(*SCAN_MODES)),  # read/time_travel.py refuses two of them
+        OptionSpec("scan.mode", "default", _choice(*SCAN_MODES)),  # lakestore/scan/time_travel.py refuses two of them
         OptionSpec("incremental-between", None, str),
         OptionSpec("incremental-between-timestamp", None, str),
         OptionSpec("incremental-between-scan-mode", "auto", _choice("auto", "delta", "changelog", "diff")),

@@ -30,8 +30,8 @@ from lakestore.meta.schema import SchemaManager, TableSchema
 from lakestore.read.data_evolution import ROW_TRACKING_COLUMNS, ROW_TRACKING_FIELDS, read_group, row_id_groups, tracking_columns
 from lakestore.read.deletion_vectors import apply_vector, read_vectors
 from lakestore.read.parquet_read import ReadCounters, read_data_file
+from lakestore.read.planner import Split
 from lakestore.read.predicate import Predicate, apply_filter, restrict
-from lakestore.read.scan import Split
 from lakestore.read.schema_evolution import read_as_schema
 
 # Partition column types filled from the split's partition values instead of read from every

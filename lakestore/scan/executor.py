@@ -13,17 +13,17 @@ from typing import Any
 import pyarrow as pa
 
 from lakestore.errors import SchemaMismatchError
-from lakestore.lifecycle.branches import two_branch_parts
-from lakestore.lifecycle.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
-from lakestore.lifecycle.incremental import Incremental, IncrementalRead
 from lakestore.meta.file_scan import live_entries
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
+from lakestore.read.planner import Levels, ScanPlan, ScanPlanner, Split
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import Levels, ScanPlan, ScanPlanner, Split
-from lakestore.read.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options
+from lakestore.scan.fallback import two_branch_parts
+from lakestore.scan.incremental import ROW_KIND_COLUMN as _INCREMENTAL_KIND
+from lakestore.scan.incremental import Incremental, IncrementalRead
 from lakestore.scan.table_scan import ScanSpec
+from lakestore.scan.time_travel import file_created_epoch_ms, only_scan_bucket, resolve, scan_from_options
 from lakestore.store import FileStore
 
 _TRAVEL = ("snapshot_id", "tag", "timestamp_ms", "watermark")

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import pyarrow as pa
 
-from lakestore.lifecycle.incremental import Bounds
+from lakestore.read.planner import Split
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import Split
+from lakestore.scan.incremental import Bounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -102,7 +102,7 @@ class TableScan:
     # -- running -----------------------------------------------------------------------------
     def plan(self) -> list[Split]:
         """The splits (one per partition and bucket) a read of this scan merges, as a
-        ``lakestore.read.scan.ScanPlan`` (a list) whose ``files_skipped_by_index`` counts the data
+        ``lakestore.read.planner.ScanPlan`` (a list) whose ``files_skipped_by_index`` counts the data
         files that Paimon file indexes ruled out for the filter.
 
         Raises:

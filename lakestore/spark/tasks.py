@@ -40,8 +40,8 @@ from lakestore.commit.commit import Overwrite
 from lakestore.commit.protocol import CommitId, CommitOutcome, abort_written, commit_written, write_messages
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.schema import TableSchema
+from lakestore.read.planner import Split
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import Split
 from lakestore.spark.job import TableRef
 from lakestore.spark.options import BUCKET_COLUMN, ROW_KIND_COLUMN
 from lakestore.spark.types import spark_arrow_schema, to_spark_arrow

@@ -14,7 +14,7 @@ from lakestore.format.arrow_ops import from_numpy, from_pylist
 from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.schema import TableSchema
 from lakestore.read.data_evolution import ROW_TRACKING_FIELDS
-from lakestore.read.scan import Levels, ScanPlanner
+from lakestore.read.planner import Levels, ScanPlanner
 from lakestore.system.source import LATEST, TableState, TimeTravel
 
 ROW_KIND = "rowkind"

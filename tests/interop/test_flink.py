@@ -27,7 +27,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.read.changes import ROW_KIND_COLUMN, StreamScan
+from lakestore.scan.changes import ROW_KIND_COLUMN, StreamScan
 from tests.oracle.flink_driver import FlinkOracle, FlinkOracleError, flink_oracle
 
 pytestmark = pytest.mark.flink

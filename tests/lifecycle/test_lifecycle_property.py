@@ -39,7 +39,7 @@ def _referenced(table: lakestore.Table, snapshots) -> tuple[set[str], set[str]]:
     manifests: set[str] = set()
     store = table.manifests()
     reader = table.split_reader()
-    from lakestore.read.scan import ScanPlanner
+    from lakestore.read.planner import ScanPlanner
 
     for snap in snapshots:
         for split in ScanPlanner(table.schema, store).plan(snap):

@@ -15,7 +15,7 @@ from assets.common.tables import DAILY_NATION_REVENUE, ORDER_STATUS, ORDERS, ens
 from assets.marts.changes import ChangeFeed
 from assets.marts.order_status import DELETED, from_orders
 from assets.marts.revenue import revenue_delta
-from lakestore.read.changes import StreamScan
+from lakestore.scan.changes import StreamScan
 
 pytestmark = pytest.mark.dagster
 

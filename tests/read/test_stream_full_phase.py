@@ -16,8 +16,8 @@ import pytest
 
 import lakestore
 from lakestore.meta.snapshot import Snapshot
-from lakestore.read.changes import ROW_KIND_COLUMN
-from lakestore.read.scan import Levels, ScanPlanner
+from lakestore.read.planner import Levels, ScanPlanner
+from lakestore.scan.changes import ROW_KIND_COLUMN
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.int64()), ("s", pa.string())])
 _counter = itertools.count()

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
-from lakestore.read.changes import ROW_KIND_COLUMN
+from lakestore.scan.changes import ROW_KIND_COLUMN
 from tests.oracle.java_driver import java_oracle
 from tests.read.test_stream_full_phase import COMMITS, SCHEMA, _fold, _latest, _rows, _state
 

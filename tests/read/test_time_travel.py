@@ -1,4 +1,4 @@
-"""Time travel (``lakestore.read.time_travel``): reads at a timestamp or a watermark, and the
+"""Time travel (``lakestore.scan.time_travel``): reads at a timestamp or a watermark, and the
 snapshot and tag resolution working on a branch's snapshots and tags alone, without a store."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from lakestore.lifecycle.branches import create_branch
 from lakestore.lifecycle.tags import TagManager
 from lakestore.meta.branch import branch_root
 from lakestore.meta.snapshot import SnapshotManager
-from lakestore.read.time_travel import resolve, scan_from_options, snapshot_at, snapshot_at_watermark
+from lakestore.scan.time_travel import resolve, scan_from_options, snapshot_at, snapshot_at_watermark
 from tests.oracle.driver import oracle_available, oracle_read
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.float64())])

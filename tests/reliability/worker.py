@@ -20,7 +20,7 @@ import lakestore
 from lakestore.errors import CommitConflictError
 from lakestore.io.fileio import LocalFileIO
 from lakestore.meta.commit_message import CommitMessage
-from lakestore.read.scan import Split
+from lakestore.read.planner import Split
 from lakestore.write.file_writer import DataFileWriter, FileTarget
 from lakestore.write.input import partition_spec
 

@@ -18,7 +18,7 @@ from lakestore.meta.snapshot import Snapshot, SnapshotManager
 from lakestore.meta.tag import TagReader
 
 if TYPE_CHECKING:
-    from lakestore.read.scan import Split
+    from lakestore.read.planner import Split
 
 
 class TableVersions(Protocol):

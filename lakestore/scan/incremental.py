@@ -36,9 +36,9 @@ from lakestore.format.kv import ROW_KIND_NAMES, VALUE_KIND
 from lakestore.meta.file_scan import read_entries
 from lakestore.meta.manifest import ADD
 from lakestore.meta.snapshot import Snapshot
+from lakestore.read.planner import ScanPlanner, Split, raw_convertible
 from lakestore.read.predicate import Predicate
-from lakestore.read.scan import ScanPlanner, Split, raw_convertible
-from lakestore.read.time_travel import only_scan_bucket, scan_bucket, snapshot_at, tag_reader
+from lakestore.scan.time_travel import only_scan_bucket, scan_bucket, snapshot_at, tag_reader
 
 if TYPE_CHECKING:
     from lakestore.meta.schema import TableSchema

@@ -31,7 +31,7 @@ from lakestore.meta.kinds import StreamStart
 from lakestore.meta.manifest import ADD, DataFileMeta, ManifestStore
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
-from lakestore.read.scan import Levels, Split
+from lakestore.read.planner import Levels, Split
 from lakestore.read.split_read import SplitReader
 
 ROW_KIND_COLUMN = "_row_kind"
