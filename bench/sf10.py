@@ -162,7 +162,10 @@ def stage_generate(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
 def stage_write(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
     table, resource = _open_table(spec)
     path = cache_path(spec["cache"], spec["scale_factor"])
+    import pyarrow as pa  # noqa: PLC0415
+
     rows, commits, start = 0, [], time.time()
+    arrow_pool: list[int] = []  # MiB held by Arrow's memory pool after each commit
     for batches in _lineitem_batches(path, spec["commit_rows"]):
         counted: list[int] = []
 
@@ -176,6 +179,7 @@ def stage_write(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
         t1 = time.time()
         rows += sum(counted)
         commits.append(_stage(f"commit {len(commits) + 1}: write_arrow", t0, t1, sum(counted), sampler))
+        arrow_pool.append(pa.total_allocated_bytes() >> 20)
     end = time.time()
     files = sum(len(s.files) for s in table.plan())
     whole = _stage(
@@ -193,6 +197,7 @@ def stage_write(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
             "data files": files,
             "partition-buckets (splits)": len(table.plan()),
             "table options": resource.lifecycle_options(),
+            "Arrow memory pool after each commit (MiB)": arrow_pool,
         },
     }
 
@@ -480,17 +485,13 @@ def main(argv: list[str] | None = None) -> int:
                     shutil.rmtree(system_dir, ignore_errors=True)
                 system_dir.mkdir(parents=True, exist_ok=True)
                 Path(spec["progress"]).unlink(missing_ok=True)
-                # SPARK_WORKER_DIR: where local-cluster executors' logs go (else into pyspark's installation)
-                env = {
-                    **child_env,
-                    "TMPDIR": str(system_dir / "tmp"),
-                    "PYSPARK_PYTHON": python[system],
-                    "SPARK_WORKER_DIR": str(system_dir / "work"),
-                }
+                env = {**child_env, "TMPDIR": str(system_dir / "tmp"), "PYSPARK_PYTHON": python[system]}
                 results[key] = sf1.timed_stage(key, spec, args.timeout, module="bench.sf10", python=python[system], cwd=src, env=env)
                 if "error" in results[key] and stage == "write":  # a stopped compaction commits nothing: read on
                     failed.add(system)
                     results[key]["progress"] = _progress_note(Path(spec["progress"]))
+                if system != "single":
+                    _remove_worker_dirs(python[system], workdir)
                 if stage == "read" and not args.keep:
                     shutil.rmtree(system_dir, ignore_errors=True)
                 report()
@@ -500,6 +501,16 @@ def main(argv: list[str] | None = None) -> int:
     report()
     print(f"report written to {args.report}")
     return 0 if all("error" not in r for r in results.values()) else 1
+
+
+def _remove_worker_dirs(python: str, workdir: Path) -> None:
+    """local-cluster workers keep each application's executor logs and jars (~90 MiB with
+    paimon-spark's) in ``<pyspark>/work/app-*``, inside the virtual environment: remove this run's
+    (their executor logs name ``workdir``), never another application's."""
+    for app in Path(python).parent.parent.glob("lib/python3*/site-packages/pyspark/work/app-*"):
+        logs = list(app.glob("*/stderr"))
+        if any(str(workdir) in log.read_text(errors="replace") for log in logs):
+            shutil.rmtree(app, ignore_errors=True)
 
 
 def _lineitem_columns() -> list[str]:
