@@ -1,6 +1,7 @@
 """Bloom-filter file indexes both ways against Paimon 2.0.0 Java: Java's indexes (embedded in the
 manifest and in ``.index`` files) read and used by lakestore's scans; lakestore's indexes byte for
-byte Java's for the same rows, read by Java's scans and readers to skip lakestore's files."""
+byte Java's for the same rows, read by Java's scans and readers to skip lakestore's files; and
+lakestore's bitmap and bsi indexes read by Java's scans and readers to skip lakestore's files."""
 
 from __future__ import annotations
 
@@ -214,3 +215,52 @@ def test_java_index_of_a_type_lakestore_does_not_write_is_passed_over(java, ware
     assert table.scan().filter(col("s") == "v31").to_arrow().to_pylist() == [{"id": 31, "s": "v31"}]
     with pytest.raises(lakestore.UnsupportedTableError, match="range-bitmap"):
         table.write_arrow(pa.table({"id": [100], "s": ["x"]}))
+
+
+def test_java_skips_lakestore_bitmap_and_bsi_files(java, warehouse, catalog) -> None:
+    """Bitmap (strings, ints) and bsi (longs, shorts with negatives) indexes lakestore writes,
+    ``id`` with both: Java reads the rows and its scan (embedded) or readers (index files) skip
+    the files lakestore's plan skips. Every file's min/max covers every queried value."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string()), ("i", pa.int32()), ("sm", pa.int16())])
+    indexes = {"file-index.bitmap.columns": "s,i,id", "file-index.bsi.columns": "id,sm"}
+    tables = {"bemb": "100 kb", "bsep": "1 b"}
+    for name, threshold in tables.items():
+        table = catalog.create_table(f"db.{name}", schema=schema, options={**indexes, "file-index.in-manifest-threshold": threshold})
+        for k in range(3):
+            ids = list(range(k, 30, 3))
+            table.write_arrow(
+                pa.table(
+                    {"id": ids, "s": [f"v{i:02d}" for i in ids], "i": [i * 7 for i in ids], "sm": [i - 15 for i in ids]}, schema=schema
+                )
+            )
+        files = _files(table)
+        assert len(files) == 3
+        if threshold == "1 b":
+            assert all(f.embedded_file_index is None and f.extra_files == (f.file_name + ".index",) for f in files)
+        else:
+            assert all(f.embedded_file_index is not None and not f.extra_files for f in files)
+        head = read_file_index(_index_bytes(table, files[0]))
+        assert {c: set(t) for c, t in head.items()} == {"s": {"bitmap"}, "i": {"bitmap"}, "id": {"bitmap", "bsi"}, "sm": {"bsi"}}
+        rows = java.read(warehouse, f"db.{name}")
+        same_rows(rows, table.to_arrow(), ["id"])
+        assert rows.num_rows == 30
+        # lakestore's own plan: the value in one file (row 13), or in none
+        for predicate, skipped in (
+            (col("s") == "v13", 2),
+            (col("i") == 91, 2),
+            (col("id") == 13, 2),
+            (col("sm") == -2, 2),
+            (col("s") == "v135", 3),
+            (col("i") == 92, 3),
+            (col("sm") == -1, 2),
+        ):
+            assert table.scan().filter(predicate).plan().files_skipped_by_index == skipped, (name, predicate)
+    queries = ("s=v13", "i=91", "id=13", "sm=-2", "s=v135", "i=92")
+    answers = _java_scans(warehouse, *[f"db.{n}|{q}" for n in tables for q in queries])
+    for q in queries:
+        found = 0 if q in ("s=v135", "i=92") else 1
+        # embedded: Java's scan plans only the file holding the value; its reader returns that row
+        assert answers[f"db.bemb|{q}"] == {"query": f"db.bemb|{q}", "files": found, "skipped_by_index_file": 0, "rows": found}
+        # index files: Java plans all three files, its readers skip those lakestore's plan skips
+        sep = answers[f"db.bsep|{q}"]
+        assert (sep["files"], sep["skipped_by_index_file"], sep["rows"]) == (3, 3 - found, found), q
