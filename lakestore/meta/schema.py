@@ -19,6 +19,7 @@ from lakestore.errors import (
     UnsupportedTableError,
     UnsupportedTypeError,
 )
+from lakestore.format.fileindex.registry import file_index_options
 from lakestore.format.types import UNSUPPORTED_ROOTS, DataField, DataType, UnsupportedPaimonTypeError, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
 from lakestore.meta import options as opts
@@ -555,6 +556,9 @@ def new_schema(
         comment=comment,
     )
     validate_table_schema(schema)
+    # the file indexes the options ask for: columns that exist, types the index supports, index
+    # types lakestore writes (Paimon's SchemaValidation.validateFileIndex checks the first two)
+    file_index_options(schema.options, {f.name: f.type for f in fields})
     by_name = {f.name: f for f in fields}
     # Keys are hashed, sorted and BinaryRow-encoded, which nested values cannot be.
     for role, keys in (
