@@ -24,8 +24,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from lakestore.errors import CorruptMetadataError, UnsupportedTableError
 from lakestore.format.fileindex.base import REMAIN, SKIP, FileIndexReader, FileIndexResult
+from lakestore.format.fileindex.java_hashmap import put_order
 
 MAGIC = 1493475289347502
 VERSION = 1
@@ -83,18 +86,12 @@ def java_string_hash(text: str) -> int:
 
 
 def java_hash_order(names: Iterable[str]) -> list[str]:
-    """The iteration order of a ``java.util.HashMap`` holding ``names`` (default capacity 16 and
-    load factor 0.75, grown as Java grows it). Names in one bucket keep their given order."""
+    """The iteration order of a ``java.util.HashMap`` the ``names`` are ``put`` in, in this order
+    (:func:`~lakestore.format.fileindex.java_hashmap.put_order`). Names in one bucket keep their
+    given order."""
     given = list(dict.fromkeys(names))
-    capacity = 16
-    while len(given) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(name: str) -> int:
-        h = java_string_hash(name) & 0xFFFFFFFF
-        return (h ^ (h >> 16)) & (capacity - 1)
-
-    return sorted(given, key=lambda n: (bucket(n), given.index(n)))
+    hashes = np.array([java_string_hash(n) & 0xFFFFFFFF for n in given], dtype=np.uint32)
+    return [given[i] for i in put_order(hashes).tolist()]
 
 
 def write_file_index(indexes: Mapping[str, Mapping[str, bytes | None]]) -> bytes:

@@ -11,6 +11,9 @@ list.
 
 :func:`hashmap_order` is the vectorised common case (no bucket ever reaches 8 keys);
 :func:`simulate_order` replays the map key by key, trees included, and serves when a bucket does.
+:func:`put_order` is the order after keys are inserted with ``put`` instead (a new key at the
+tail of its bucket's list, the map grown after an insertion leaves it over 3/4 full), as the file
+index container's column and type names are ordered (trees not modelled: a handful of names).
 """
 
 from __future__ import annotations
@@ -61,6 +64,17 @@ def hashmap_order(hashes: np.ndarray, resize_after_last: bool, order_keys: Calla
     if n > threshold and resize_after_last:
         cap *= 2
     return np.lexsort((-np.arange(n), h & np.uint32(cap - 1)))
+
+
+def put_order(hashes: np.ndarray) -> np.ndarray:
+    """Indexes of keys inserted with ``put`` in this order (``hashes``: their ``hashCode()``,
+    uint32) in the order the map visits them: by bucket of the final capacity, keys of one
+    bucket in insertion order. No bucket becoming a tree is assumed."""
+    n = len(hashes)
+    cap, threshold = 16, 12
+    while n > threshold:
+        cap, threshold = cap * 2, threshold * 2
+    return np.lexsort((np.arange(n), spread(hashes) & np.uint32(cap - 1)))
 
 
 def _bucket_ranks(buckets: np.ndarray) -> np.ndarray:
