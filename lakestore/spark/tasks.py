@@ -174,11 +174,43 @@ def write_batch(writer: TableWrite, batch: pa.RecordBatch) -> None:
         writer.write_arrow(batch.slice(start, end - start), row_kind=int(kinds[start]))
 
 
+# Spark hands a Python writer Arrow batches of ``spark.sql.execution.arrow.maxRecordsPerBatch``
+# rows (10,000 by default; ~65k seen); the table writer's per-batch work (one sort and take per
+# batch, then a slice per bucket the batch touches) is paid per batch, so batches of a table
+# spread over thousands of partition-buckets are first joined up to these bounds.
+COALESCE_ROWS = 512 * 1024
+COALESCE_BYTES = 64 * 1024 * 1024
+
+
+def coalesce(batches: Iterator[pa.RecordBatch], *, rows: int = COALESCE_ROWS, nbytes: int = COALESCE_BYTES) -> Iterator[pa.RecordBatch]:
+    """``batches`` joined, in order, into batches of at least ``rows`` rows or ``nbytes`` bytes
+    (the last one smaller); empty batches are dropped. Holds at most one joined batch's worth."""
+    pending: list[pa.RecordBatch] = []
+    count = size = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        pending.append(batch)
+        count += batch.num_rows
+        size += batch.nbytes
+        if count >= rows or size >= nbytes:
+            yield _joined(pending)
+            pending, count, size = [], 0, 0
+    if pending:
+        yield _joined(pending)
+
+
+def _joined(batches: list[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()[0]
+
+
 def write_task(table: Table, batches: Iterator[pa.RecordBatch], commit_user: str, overwrite: Overwrite) -> PaimonCommitMessage:
-    """One task's write: the protocol's write half (``write_messages``) over its batches, as
-    ``commit_user`` (the committing ``CommitId``'s user, ``write_batch``); its files are deleted
-    if it fails."""
-    rows = (batch for batch in batches if batch.num_rows)
+    """One task's write: the protocol's write half (``write_messages``) over its batches (joined
+    by ``coalesce``), as ``commit_user`` (the committing ``CommitId``'s user, ``write_batch``);
+    its files are deleted if it fails."""
+    rows = coalesce(batches)
     first = next(rows, None)
     if first is None:  # an empty task writes nothing and need not index the table's files
         task_hook("after-write", [])

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 import lakestore
+from lakestore.errors import OptionError
 from lakestore.spark import compact, read_dataframe
 from tests._support import assert_same_rows
 
@@ -84,3 +85,25 @@ def test_compact_empty_or_compacted_table_commits_nothing(spark, catalog):
     latest = table.latest_snapshot().id
     assert compact(spark, table, full=True) == []
     assert table.latest_snapshot().id == latest
+
+
+@pytest.mark.parametrize("parallelism", [1, 2, 64])
+def test_tasks_share_the_buckets(spark, catalog, parallelism):
+    """One task compacting every bucket, a few sharing them, or more tasks asked than buckets:
+    the same files as the local compaction."""
+    via_spark, local = twin_tables(catalog, writes=3)
+    assert len(layout(via_spark)) > 2
+    got = compact(spark, via_spark, full=True, parallelism=parallelism)
+    local.compact(full=True)
+    assert len(got) == 1
+    assert layout(via_spark) == layout(local)
+    assert all(len(files) == 1 for files in layout(via_spark).values())
+
+
+@pytest.mark.parametrize("parallelism", [0, -1, 1.5])
+def test_bad_parallelism_is_refused_before_anything_is_written(spark, catalog, parallelism):
+    via_spark, _ = twin_tables(catalog, writes=2)
+    before = via_spark.latest_snapshot()
+    with pytest.raises(OptionError, match="parallelism"):
+        compact(spark, via_spark, full=True, parallelism=parallelism)
+    assert via_spark.latest_snapshot() == before
