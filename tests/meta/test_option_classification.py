@@ -124,8 +124,8 @@ def _iso_duration_ms(text: str) -> int:
         ({"write.compaction-skip": "true"}, True, True),  # fallback of write-only: implemented
         ({"stream-scan-mode": "none"}, True, True),  # refused only away from Paimon's default
         ({"stream-scan-mode": "file-monitor"}, False, False),
-        ({"scan.snapshot-id": "2"}, True, True),  # honoured by batch reads (read/time_travel.py)
-        ({"incremental-between": "1,2"}, True, True),  # honoured by batch reads (lifecycle/incremental.py)
+        ({"scan.snapshot-id": "2"}, True, True),  # honoured by batch reads (lakestore/scan/time_travel.py)
+        ({"incremental-between": "1,2"}, True, True),  # honoured by batch reads (lakestore/scan/incremental.py)
         ({"sequence.snapshot-ordering": "false"}, True, True),
         ({"sequence.snapshot-ordering": "true"}, False, False),
         ({"data-file.thin-mode": "true"}, False, False),
