@@ -26,6 +26,7 @@ from lakestore.errors import CommitConflictError, CommitRetriesExhaustedError, L
 from lakestore.format.binary_row import decode_row
 from lakestore.format.hash_index import HASH_INDEX
 from lakestore.io.fileio import FileIO
+from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.confine import DATA, INDEX, TableFolders, delete_confined
 from lakestore.meta.file_scan import data_manifests, in_partitions, live_entries
@@ -148,7 +149,7 @@ class TableCommit:
         # the last result's ``recognised`` (kept for callers that read it after a commit)
         self.recognised: set[int] = set()
         # append tables without buckets keep several deletion-vector files per partition
-        self._global_vectors = not schema.primary_keys and self.options.bucket == -1
+        self._global_vectors = schema.bucket_mode is BucketMode.BUCKET_UNAWARE
 
     # -- public API ---------------------------------------------------------------------------
     def commit(
