@@ -308,7 +308,7 @@ def summary(results: dict[str, dict[str, Any]], systems: list[str]) -> list[str]
         "",
         "The measured step of each stage (Spark stages: without the session start, which is its own row in the stage",
         "section). `ls/ps` = lakestore-spark wall / paimon-spark wall (< 1: lakestore faster). Load: 1-minute load average",
-        "before / after the stage (2 cores; the machine is shared with other engineers' work).",
+        "before / after the stage (2 cores; other work on the machine raises it).",
         "",
         "| stage | system | wall s | CPU s | rows | rows/s (wall) | peak RSS MiB (process tree) | load before / after | ls/ps |",
         "|---|---|---|---|---|---|---|---|---|",
