@@ -11,47 +11,26 @@ import struct
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakestore.errors import CorruptMetadataError, OptionError, UnsupportedTableError, UnsupportedTypeError
-from lakestore.format.fileindex.base import FileIndexReader
 from lakestore.format.fileindex.bitmap import BitmapIndexType
 from lakestore.format.fileindex.java_hashmap import hashmap_order, simulate_order
 from lakestore.format.types import parse_type
+from tests.format.file_index_support import answer, build, rows
 from tests.oracle.java_driver import java_oracle
 
 BITMAP = BitmapIndexType()
 
 
 def _build(type_text: str, values: list[Any], options: dict[str, str] | None = None, chunks: int = 1) -> bytes:
-    data_type = parse_type(type_text)
-    writer = BITMAP.writer(data_type, options or {})
-    arr = pa.array(values, data_type.to_arrow())
-    step = max(1, -(-len(values) // chunks))
-    for start in range(0, max(len(values), 1), step):
-        writer.add(arr.slice(start, step))
-    return writer.to_bytes()
+    return build(BITMAP, type_text, values, options, chunks)
 
 
-def _rows(result: Any) -> list[int] | bool:
-    return result.rows.tolist() if result.rows is not None else result.remain
-
-
-def _answer(reader: FileIndexReader, op: str, literal: Any = None) -> list[int] | bool:
-    if op == "equal":
-        return _rows(reader.equal(literal))
-    if op == "not_equal":
-        return _rows(reader.not_equal(literal))
-    if op == "in":
-        return _rows(reader.is_in(literal))
-    if op == "not_in":
-        return _rows(reader.not_in(literal))  # type: ignore[attr-defined]
-    if op == "is_null":
-        return _rows(reader.is_null())
-    return _rows(reader.is_not_null())
+_answer = answer
+_rows = rows
 
 
 def _model(values: list[Any], op: str, literal: Any = None) -> list[int]:

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 import lakestore
 from lakestore import col
 from lakestore.errors import CorruptMetadataError, UnsupportedTableError, UnsupportedTypeError
-from lakestore.format.fileindex.base import FileIndexReader
 from lakestore.format.fileindex.bsi import BsiIndexType
 from lakestore.format.types import parse_type
+from tests.format.file_index_support import answer, build
 from tests.oracle.java_driver import java_oracle
 
 BSI = BsiIndexType()
@@ -29,33 +29,10 @@ COMPARISONS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": oper
 
 
 def _build(type_text: str, values: list[Any], chunks: int = 1) -> bytes:
-    data_type = parse_type(type_text)
-    writer = BSI.writer(data_type, {})
-    arr = pa.array(values, data_type.to_arrow())
-    step = max(1, -(-len(values) // chunks))
-    for start in range(0, max(len(values), 1), step):
-        writer.add(arr.slice(start, step))
-    return writer.to_bytes()
+    return build(BSI, type_text, values, None, chunks)
 
 
-def _rows(result: Any) -> list[int] | bool:
-    return result.rows.tolist() if result.rows is not None else result.remain
-
-
-def _answer(reader: FileIndexReader, op: str, literal: Any = None) -> list[int] | bool:
-    if op == "equal":
-        return _rows(reader.equal(literal))
-    if op == "not_equal":
-        return _rows(reader.not_equal(literal))
-    if op == "in":
-        return _rows(reader.is_in(literal))
-    if op == "not_in":
-        return _rows(reader.not_in(literal))  # type: ignore[attr-defined]
-    if op == "is_null":
-        return _rows(reader.is_null())
-    if op == "is_not_null":
-        return _rows(reader.is_not_null())
-    return _rows(reader.compare(op, literal))
+_answer = answer
 
 
 def _model(values: list[Any], op: str, literal: Any = None) -> list[int]:
