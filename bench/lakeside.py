@@ -36,12 +36,12 @@ def file_path(reader, split, f) -> str:  # type: ignore[no-untyped-def]
 
 
 def live_file_paths(table: lakestore.Table) -> list[str]:
-    reader = table.split_reader()
-    return [file_path(reader, split, f) for split in table.plan() for f in split.files]
+    reader = table.store.split_reader()
+    return [file_path(reader, split, f) for split in table.scan().plan() for f in split.files]
 
 
 def runs_per_bucket(table: lakestore.Table) -> tuple[int, int]:
-    counts = [len(split.files) for split in table.plan()]
+    counts = [len(split.files) for split in table.scan().plan()]
     return (min(counts), max(counts)) if counts else (0, 0)
 
 

@@ -93,10 +93,10 @@ def validation_cost(tables: list[lakestore.Table]) -> None:
         snapshots = table.snapshots()
         for snapshot in snapshots:
             started = time.perf_counter()
-            SnapshotValidator(table.file_io, table.path, table.schema, cache=cache).validate(snapshot, schema_ids=ids)
+            SnapshotValidator(table.store.file_io, table.path, table.schema, cache=cache).validate(snapshot, schema_ids=ids)
             warm.append(time.perf_counter() - started)
         started = time.perf_counter()
-        SnapshotValidator(table.file_io, table.path, table.schema).validate(snapshots[-1], schema_ids=ids)
+        SnapshotValidator(table.store.file_io, table.path, table.schema).validate(snapshots[-1], schema_ids=ids)
         cold.append(time.perf_counter() - started)
     q = statistics.quantiles(warm, n=100)
     print(

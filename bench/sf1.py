@@ -167,8 +167,8 @@ def stage_lineitem(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
     t0 = time.time()
     snapshot = table.write_arrow(batches)
     t1 = time.time()
-    files = sum(len(s.files) for s in table.plan())
-    splits = len(table.plan())
+    files = sum(len(s.files) for s in table.scan().plan())
+    splits = len(table.scan().plan())
     t2 = time.time()
     read_rows = table.to_arrow().num_rows
     t3 = time.time()

@@ -181,7 +181,7 @@ def stage_write(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
         commits.append(_stage(f"commit {len(commits) + 1}: write_arrow", t0, t1, sum(counted), sampler))
         arrow_pool.append(pa.total_allocated_bytes() >> 20)
     end = time.time()
-    files = sum(len(s.files) for s in table.plan())
+    files = sum(len(s.files) for s in table.scan().plan())
     whole = _stage(
         f"lakestore write_arrow, {len(commits)} commits of <= {spec['commit_rows']:,} rows (input read and converted inside)",
         start,
@@ -195,7 +195,7 @@ def stage_write(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
             "rows written": rows,
             "snapshots": len(table.snapshots()),
             "data files": files,
-            "partition-buckets (splits)": len(table.plan()),
+            "partition-buckets (splits)": len(table.scan().plan()),
             "table options": resource.lifecycle_options(),
             "Arrow memory pool after each commit (MiB)": arrow_pool,
         },
@@ -204,12 +204,12 @@ def stage_write(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
 
 def stage_compact(spec: dict[str, Any], sampler: RssSampler) -> dict[str, Any]:
     table, _ = _open_table(spec)
-    before = sum(len(s.files) for s in table.plan())
-    rows = sum(f.row_count for s in table.plan() for f in s.files)
+    before = sum(len(s.files) for s in table.scan().plan())
+    rows = sum(f.row_count for s in table.scan().plan() for f in s.files)
     t0 = time.time()
     table.compact(full=True)
     t1 = time.time()
-    after = sum(len(s.files) for s in table.plan())
+    after = sum(len(s.files) for s in table.scan().plan())
     return {
         "stages": [_stage("Table.compact(full=True)", t0, t1, rows, sampler)],
         "facts": {"data files before": before, "data files after": after},

@@ -135,7 +135,7 @@ class LakestoreSpark:
         self.ls.compact(self.spark, self.table, full=True)
 
     def live_files(self) -> int:
-        return sum(len(s.files) for s in self.table.plan())
+        return sum(len(s.files) for s in self.table.scan().plan())
 
     def snapshots(self) -> int:
         return len(self.table.snapshots())

@@ -76,7 +76,7 @@ from lakestore.store import FileStore
 from lakestore.table import Table
 from lakestore.write.table_write import TableWrite
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
 
 __all__ = [
     "AddColumn",

@@ -48,6 +48,7 @@ from lakestore.errors import (
     TagNotFoundError,
 )
 from lakestore.rest.command import admin_main, serve_main
+from lakestore.scan import StoreScan
 from lakestore.system import SYSTEM_TABLES
 from lakestore.table import Table
 from lakestore.units import parse_duration_ms
@@ -116,8 +117,8 @@ def cmd_describe(args: argparse.Namespace) -> Any:
     latest = shown = table.latest_snapshot()
     if args.snapshot is not None or args.tag is not None:
         # time travel: the schema that snapshot was written with, as reads of it see it
-        shown = table.resolve_snapshot(args.snapshot, args.tag)
-        schema = table.schema_at(shown)
+        shown = StoreScan(table.store).resolve_snapshot(args.snapshot, args.tag)
+        schema = table.store.schema_at(shown)
     return {
         "table": table.identifier,
         "path": table.path,
@@ -151,9 +152,9 @@ def cmd_snapshots(args: argparse.Namespace) -> Any:
 
 def cmd_files(args: argparse.Namespace) -> Any:
     table = _table(args)
-    snapshot = table.resolve_snapshot(args.snapshot, args.tag)
+    snapshot = StoreScan(table.store).resolve_snapshot(args.snapshot, args.tag)
     shape: dict[tuple[str, int, int], dict[str, Any]] = {}
-    for f in table.live_files(snapshot) if snapshot is not None else []:
+    for f in table.store.live_files(snapshot) if snapshot is not None else []:
         part = f.partition_path or "/"
         row = shape.setdefault(
             (part, f.bucket, f.level), {"partition": part, "bucket": f.bucket, "level": f.level, "files": 0, "rows": 0, "bytes": 0}
@@ -174,7 +175,7 @@ def cmd_inspect(args: argparse.Namespace) -> Any:
 
 def cmd_index_files(args: argparse.Namespace) -> Any:
     table = _table(args)
-    snapshot = table.resolve_snapshot(args.snapshot, args.tag)
+    snapshot = StoreScan(table.store).resolve_snapshot(args.snapshot, args.tag)
     return [
         {
             "partition": f.partition_path or "/",
@@ -185,7 +186,7 @@ def cmd_index_files(args: argparse.Namespace) -> Any:
             "bytes": f.bytes,
         }
         for f in sorted(
-            table.index_files(snapshot) if snapshot is not None else [], key=lambda f: (f.partition_path, f.bucket, f.index_type)
+            table.store.index_files(snapshot) if snapshot is not None else [], key=lambda f: (f.partition_path, f.bucket, f.index_type)
         )
     ]
 
@@ -272,7 +273,7 @@ def _retention(args: argparse.Namespace, table: Table) -> _Retention:
 
 
 def _why_nothing_expired(table: Table, retention: _Retention, now_ms: int) -> str:
-    ids = table.snapshot_manager.list_ids()
+    ids = table.store.snapshot_manager.list_ids()
     if len(ids) <= retention.min:
         return f"nothing expired: {len(ids)} snapshots, and {retention.min_source} keeps the newest {retention.min}"
     earliest = ids[0]

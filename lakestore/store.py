@@ -23,6 +23,8 @@ from lakestore.commit.snapshot_commit import RenamingSnapshotCommit, SnapshotCom
 from lakestore.errors import TableNotFoundError
 from lakestore.io.fileio import FileIO
 from lakestore.meta.branch import MAIN_BRANCH, branch_root
+from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
+from lakestore.meta.kinds import CommitKind
 from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import CoreOptions
 from lakestore.meta.schema import SchemaManager, TableSchema
@@ -133,7 +135,12 @@ class FileStore:
         return self.manifest_store
 
     def latest_snapshot(self) -> Snapshot | None:
-        """The latest snapshot of this branch (None: nothing committed yet)."""
+        """The latest snapshot of this branch (None: nothing committed yet).
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
         return self.snapshot_manager.latest()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
@@ -144,9 +151,64 @@ class FileStore:
         """
         return self.snapshot_manager.get(snapshot_id)
 
+    def snapshots(self) -> list[Snapshot]:
+        """The retained snapshots of this branch, oldest first.
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
+        return list(self.snapshot_manager.snapshots())
+
+    def find_commit(
+        self, commit_user: str, commit_identifier: int, *, kind: CommitKind = "APPEND", after_id: int | None = None
+    ) -> Snapshot | None:
+        """The retained snapshot of a landed commit (commit user + identifier + kind), or None:
+        never landed, or already expired (a tag on it outlives expiration). ``after_id``: look
+        only at the snapshots after that one (None: every retained snapshot, newest first).
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
+        return self.snapshot_manager.find_committed(commit_user, commit_identifier, kind, after_id=after_id)
+
+    def live_files(self, snapshot: Snapshot | None = None) -> list[FileInfo]:
+        """The data files a snapshot (default: the latest) reads, with partition, bucket and level.
+
+        Raises:
+            CorruptMetadataError: a manifest list or manifest is not valid Paimon metadata.
+            OSError: the file system failed.
+        """
+        return live_files(self.manifest_store, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
+
+    def delta_files(self, snapshot: Snapshot) -> list[FileInfo]:
+        """The data files a snapshot added (``kind="ADD"``) and removed (``"DELETE"``).
+
+        Raises:
+            CorruptMetadataError: a manifest list or manifest is not valid Paimon metadata.
+            OSError: the file system failed.
+        """
+        return delta_files(self.manifest_store, self.schema, snapshot)
+
+    def index_files(self, snapshot: Snapshot | None = None) -> list[IndexFileInfo]:
+        """The index files of ``snapshot`` (default: the latest): the key hash index of every
+        bucket of a dynamic-bucket table, the deletion vectors of a deletion-vector table.
+
+        Raises:
+            CorruptMetadataError: the index manifest is not valid Paimon metadata.
+            OSError: the file system failed.
+        """
+        return index_files(self.file_io, self.path, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
+
     def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
         """The schema a read of ``snapshot`` sees: the one it was written with (its ``schemaId``),
-        under the current options, as Paimon reads it."""
+        under the current options, as Paimon reads it.
+
+        Raises:
+            CorruptMetadataError: the snapshot's schema file is missing or not a valid Paimon schema.
+            OptionError: its options do not parse.
+        """
         if snapshot is None or snapshot.schema_id == self.schema.id:
             return self.schema
         written = self.schema_manager.get(snapshot.schema_id)

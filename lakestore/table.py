@@ -28,20 +28,16 @@ from lakestore.manage import TableManagement
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.consumer import ConsumerManager
-from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.kinds import CommitKind, StreamStart
-from lakestore.meta.manifest import ManifestStore
 from lakestore.meta.options import CoreOptions
 from lakestore.meta.partitions import check_partition_spec
-from lakestore.meta.schema import SchemaManager, TableSchema
-from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
-from lakestore.read.planner import ScanPlanner, Split
+from lakestore.meta.schema import TableSchema
+from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from lakestore.read.planner import ScanPlanner
 from lakestore.read.predicate import Predicate
-from lakestore.read.split_read import SplitReader
 from lakestore.scan import ScanArgs, StoreScan, TableScan, scan_spec
 from lakestore.scan.changes import ChangeReader, StreamScan
 from lakestore.scan.executor import select_columns
-from lakestore.scan.incremental import Bounds
 from lakestore.store import FileStore
 from lakestore.system import SystemTables, TableState
 from lakestore.write.file_writer import DataFileWriter
@@ -71,10 +67,13 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-# Methods that moved from ``Table`` into its namespaces: name -> the namespace that has it now.
-_MOVED_METHODS: dict[str, str] = {
-    **dict.fromkeys(
-        (
+# Members that moved from ``Table``: name -> where it is now, relative to the table. The plumbing
+# (files, managers, manifests) is the table's ``FileStore`` (``table.store``); lifecycle work is
+# ``table.manage`` / ``table.maintenance``; snapshots a read sees and its splits are the scan's.
+_MOVED: dict[str, str] = {
+    **{
+        name: f"manage.{name}"
+        for name in (
             "create_tag",
             "delete_tag",
             "rename_tag",
@@ -86,10 +85,26 @@ _MOVED_METHODS: dict[str, str] = {
             "rollback_to",
             "consumers",
             "reset_consumer",
-        ),
-        "manage",
-    ),
-    **dict.fromkeys(("expire_snapshots", "expire_partitions", "remove_orphan_files", "check"), "maintenance"),
+        )
+    },
+    **{name: f"maintenance.{name}" for name in ("expire_snapshots", "expire_partitions", "remove_orphan_files", "check")},
+    **{
+        name: f"store.{name}"
+        for name in (
+            "file_io",
+            "metadata_path",
+            "schema_manager",
+            "snapshot_manager",
+            "manifests",
+            "split_reader",
+            "schema_at",
+            "live_files",
+            "delta_files",
+            "index_files",
+        )
+    },
+    "resolve_snapshot": "scan(snapshot_id=..., tag=..., timestamp_ms=..., watermark=...).snapshot()",
+    "plan": "scan(filter=..., snapshot_id=..., ...).plan()",
 }
 
 
@@ -135,11 +150,6 @@ class Table:
         return self.store.path
 
     @property
-    def metadata_path(self) -> str:
-        """This branch's metadata directory (snapshots, schemas, tags, consumers)."""
-        return self.store.metadata_path
-
-    @property
     def branch(self) -> str:
         """The branch this table object reads and writes."""
         return self.store.branch
@@ -148,11 +158,6 @@ class Table:
     def identifier(self) -> str:
         """The table's name (``"db.t"``; the directory name without a catalog)."""
         return self.store.identifier
-
-    @property
-    def file_io(self) -> FileIO:
-        """The file system the table lives on."""
-        return self.store.file_io
 
     @property
     def schema(self) -> TableSchema:
@@ -169,20 +174,6 @@ class Table:
     def options(self) -> CoreOptions:
         """The typed options of the schema."""
         return self.store.options
-
-    @property
-    def schema_manager(self) -> SchemaManager:
-        """The branch's schema files."""
-        return self.store.schema_manager
-
-    @property
-    def snapshot_manager(self) -> SnapshotManager:
-        """The branch's snapshot files."""
-        return self.store.snapshot_manager
-
-    @property
-    def _manifests(self) -> ManifestStore:
-        return self.store.manifest_store
 
     @classmethod
     def from_path(
@@ -227,7 +218,7 @@ class Table:
         """Paimon's system tables of this table (on its branch): ``table.inspect.snapshots()``,
         ``.files(snapshot_id=3)``, ``.audit_log()``, ... (``lakestore.system``)."""
         return SystemTables(
-            TableState(self.store, resolve=lambda travel: self.resolve_snapshot(travel.snapshot_id, travel.tag, travel.timestamp_ms))
+            TableState(self.store, resolve=lambda t: StoreScan(self.store).resolve_snapshot(t.snapshot_id, t.tag, t.timestamp_ms))
         )
 
     @property
@@ -249,26 +240,29 @@ class Table:
     if not TYPE_CHECKING:  # type checkers keep flagging unknown attributes (and the moved names)
 
         def __getattr__(self, name: str) -> Any:
-            """The methods that moved into ``table.manage`` / ``table.maintenance`` (0.x releases
-            had them on ``Table``) still answer, with a ``DeprecationWarning`` naming the new place,
-            for one minor release."""
-            namespace = _MOVED_METHODS.get(name)
-            if namespace is None:
+            """The members that moved (``_MOVED``: 0.1 had them on ``Table``) still answer, with a
+            ``DeprecationWarning`` naming the new place, for one minor release."""
+            place = _MOVED.get(name)
+            if place is None:
                 raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
             warnings.warn(
-                f"Table.{name} is deprecated and will be removed in the next minor release: use table.{namespace}.{name}",
+                f"Table.{name} is deprecated and will be removed in the next minor release: use table.{place}",
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return getattr(getattr(self, namespace), name)
-
-    def manifests(self) -> ManifestStore:
-        """The table's manifest store; one per Table so parsed manifests (immutable) stay cached
-        across scans, writes and commits."""
-        return self._manifests
+            if name == "resolve_snapshot":
+                return StoreScan(self.store).resolve_snapshot  # the latest without arguments, as 0.1
+            if name == "plan":
+                return lambda **scan: self.scan(**scan).plan()
+            return functools.reduce(getattr, place.split("."), self)
 
     def latest_snapshot(self) -> Snapshot | None:
-        """The latest snapshot of this branch (None: nothing committed yet)."""
+        """The latest snapshot of this branch (None: nothing committed yet).
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
         return self.store.latest_snapshot()
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
@@ -280,8 +274,27 @@ class Table:
         return self.store.snapshot(snapshot_id)
 
     def snapshots(self) -> list[Snapshot]:
-        """The retained snapshots of this branch, oldest first."""
-        return list(self.snapshot_manager.snapshots())
+        """The retained snapshots of this branch, oldest first.
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
+        return self.store.snapshots()
+
+    def find_commit(
+        self, commit_user: str, commit_identifier: int, *, kind: CommitKind = "APPEND", after_id: int | None = None
+    ) -> Snapshot | None:
+        """The retained snapshot of a landed commit (commit user + identifier + kind), or None:
+        never landed, or already expired (a tag on it outlives expiration). A writer that
+        restarts asks it before writing again (exactly-once with ``commit_identifier``).
+        ``after_id``: look only at the snapshots after that one (None: every retained snapshot).
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
+        return self.store.find_commit(commit_user, commit_identifier, kind=kind, after_id=after_id)
 
     # -- writing ------------------------------------------------------------------------------
     def new_write(self, *, commit_user: str | None = None, overwrite: Overwrite = None) -> TableWrite:
@@ -312,10 +325,10 @@ class Table:
         base = self.latest_snapshot()
         writer = PostponeTableWrite if self.schema.bucket_mode is BucketMode.POSTPONE_MODE else TableWrite
         return writer(
-            self.file_io,
+            self.store.file_io,
             self.path,
             self.schema,
-            self.manifests(),
+            self.store.manifest_store,
             base,
             commit_user=commit_user or str(uuid.uuid4()),
             overwrite_partition=partition,
@@ -326,9 +339,9 @@ class Table:
     def _live_keys(self, snapshot: Snapshot) -> Iterator[tuple[tuple[Any, ...], int, pa.Table]]:
         """The primary keys of ``snapshot``'s live rows per (partition, bucket), every level read
         (the bootstrap of a cross-partition upsert write, as Paimon's IndexBootstrap)."""
-        planner = ScanPlanner(self.schema, self._manifests)
+        planner = ScanPlanner(self.schema, self.store.manifest_store)
         planner.skip_level0 = False
-        reader = self.split_reader(self.schema)
+        reader = self.store.split_reader(self.schema)
         keys = list(self.schema.primary_keys)
         for split in planner.plan(snapshot):
             yield split.partition_values, split.bucket, reader.read(split, keys, None)
@@ -342,14 +355,14 @@ class Table:
         base: Snapshot | None = None,
         overwrite: bool = False,
     ) -> BucketCompactor:
-        vectors = deletion_vectors_of(self.file_io, self.path, self.schema, base, partition_values=partition_values, bucket=bucket)
+        vectors = deletion_vectors_of(self.store.file_io, self.path, self.schema, base, partition_values=partition_values, bucket=bucket)
         if vectors is not None and overwrite:
             vectors.forget_restored()  # the overwritten files go, and their vectors with them
         return BucketCompactor(
-            self.file_io,
+            self.store.file_io,
             self.path,
             self.schema,
-            self.schema_manager,
+            self.store.schema_manager,
             partition_values=partition_values,
             bucket=bucket,
             writer=writer,
@@ -539,10 +552,11 @@ class Table:
         self.schema.require_supported("write", table=self.path)
         if data.num_rows == 0:
             return None
-        reader = self.split_reader()
-        pieces = [p for split in ScanPlanner(self.schema, self.manifests()).plan(self.latest_snapshot()) for p in reader.pieces(split)]
+        reader = self.store.split_reader()
+        splits = ScanPlanner(self.schema, self.store.manifest_store).plan(self.latest_snapshot())
+        pieces = [p for split in splits for p in reader.pieces(split)]
         update = write_column_updates(
-            self.file_io, self.path, self.schema, pieces, data, lambda piece, names: reader.read_piece(piece, names, None)
+            self.store.file_io, self.path, self.schema, pieces, data, lambda piece, names: reader.read_piece(piece, names, None)
         )
         committer = self.new_commit(commit_user=commit_user or str(uuid.uuid4()))
         return commit_or_abort(committer, update.messages, abort=update.abort)
@@ -566,56 +580,7 @@ class Table:
         return snapshots[-1] if snapshots else None
 
     # -- reading ------------------------------------------------------------------------------
-    def resolve_snapshot(
-        self, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None, watermark: int | None = None
-    ) -> Snapshot | None:
-        """The snapshot a read sees: the latest, or the one a snapshot id, tag, timestamp (the
-        last committed by then) or watermark (the first that reached it) names.
-
-        Raises:
-            SnapshotNotFoundError: no such snapshot (none committed by that time or watermark).
-            TagNotFoundError: the tag does not exist.
-            ValueError: more than one of the arguments.
-        """
-        return StoreScan(self.store).resolve_snapshot(snapshot_id, tag, timestamp_ms, watermark)
-
-    def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
-        """The schema a time-travel read of ``snapshot`` sees: the one the snapshot was written
-        with (its ``schemaId``), under the table's current options, as Paimon reads it."""
-        return self.store.schema_at(snapshot)
-
-    def plan(
-        self,
-        *,
-        filter: Predicate | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        timestamp_ms: int | None = None,
-        watermark: int | None = None,
-    ) -> list[Split]:  # noqa: A002
-        """The splits a read merges (``table.scan(...).plan()``).
-
-        Raises:
-            SnapshotNotFoundError: the time-travel target does not exist.
-            TagNotFoundError: the named tag does not exist.
-            UnsupportedTableError: the table uses a Paimon feature lakestore cannot read.
-        """
-        return self.scan(filter=filter, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, watermark=watermark).plan()
-
-    def scan(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Predicate | None = None,  # noqa: A002
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        timestamp_ms: int | None = None,
-        watermark: int | None = None,
-        limit: int | None = None,
-        incremental_between: Bounds | None = None,
-        incremental_between_timestamp: Bounds | None = None,
-        incremental_scan_mode: str | None = None,
-    ) -> TableScan:
+    def scan(self, **args: Unpack[ScanArgs]) -> TableScan:
         """An immutable batch read of this table (see ``to_arrow`` for the arguments); refine it
         with ``.filter()`` / ``.select()`` and run it with ``.to_arrow()``, ``.to_batches()``,
         ``.count()``, ``.to_polars()``, ...
@@ -628,38 +593,10 @@ class Table:
         Raises:
             ValueError: more than one time-travel argument, or a negative limit.
         """
-        spec = scan_spec(
-            columns,
-            filter=filter,
-            snapshot_id=snapshot_id,
-            tag=tag,
-            timestamp_ms=timestamp_ms,
-            watermark=watermark,
-            limit=limit,
-            incremental_between=incremental_between,
-            incremental_between_timestamp=incremental_between_timestamp,
-            incremental_scan_mode=incremental_scan_mode,
-        )
+        spec = scan_spec(**args)
         return TableScan(StoreScan(self.store), spec)
 
-    def split_reader(self, schema: TableSchema | None = None) -> SplitReader:
-        """The reader of this table's splits (``plan()``), with ``schema`` (default: the latest)."""
-        return self.store.split_reader(schema)
-
-    def to_arrow(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        filter: Predicate | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        timestamp_ms: int | None = None,
-        watermark: int | None = None,
-        limit: int | None = None,
-        incremental_between: Bounds | None = None,
-        incremental_between_timestamp: Bounds | None = None,
-        incremental_scan_mode: str | None = None,
-    ) -> pa.Table:  # noqa: A002
+    def to_arrow(self, **scan: Unpack[ScanArgs]) -> pa.Table:
         """The table's rows (merge-on-read). ``snapshot_id``, ``tag``, ``timestamp_ms`` (the last
         snapshot committed by then) or ``watermark`` (the first snapshot whose watermark reached
         it, Paimon's ``scan.watermark``) travel back in time, reading with the schema that
@@ -689,18 +626,7 @@ class Table:
             table.to_arrow(tag="2024-01-01")  # time travel
             table.to_arrow(incremental_between=(5, 10))  # what snapshots 6 .. 10 added
         """
-        return self.scan(
-            columns=columns,
-            filter=filter,
-            snapshot_id=snapshot_id,
-            tag=tag,
-            timestamp_ms=timestamp_ms,
-            watermark=watermark,
-            limit=limit,
-            incremental_between=incremental_between,
-            incremental_between_timestamp=incremental_between_timestamp,
-            incremental_scan_mode=incremental_scan_mode,
-        ).to_arrow()
+        return self.scan(**scan).to_arrow()
 
     def to_batches(self, *, batch_size: int | None = None, **scan: Unpack[ScanArgs]) -> Iterator[pa.RecordBatch]:
         """The rows of ``to_arrow`` (same arguments, same rows in the same order) as record
@@ -731,7 +657,11 @@ class Table:
         return self.scan(**scan).to_arrow_batch_reader(batch_size=batch_size)
 
     def to_pandas(self, **scan: Unpack[ScanArgs]) -> pd.DataFrame:
-        """The rows of ``table.scan(**scan)`` as a pandas DataFrame."""
+        """The rows of ``table.scan(**scan)`` as a pandas DataFrame.
+
+        Raises:
+            ImportError: pandas is not installed (and whatever ``to_arrow`` raises).
+        """
         return self.scan(**scan).to_pandas()
 
     def to_polars(self, **scan: Unpack[ScanArgs]) -> pl.DataFrame:
@@ -754,7 +684,7 @@ class Table:
     def _change_reader(self, schema: TableSchema | None = None) -> ChangeReader:
         self.schema.require_supported("read", table=self.path)
         schema = schema or self.schema
-        return ChangeReader(schema, self.snapshot_manager, self.manifests(), self.split_reader(schema))
+        return ChangeReader(schema, self.store.snapshot_manager, self.store.manifest_store, self.store.split_reader(schema))
 
     def read_changes(self, *, from_snapshot_id: int, to_snapshot_id: int | None = None, columns: Sequence[str] | None = None) -> pa.Table:
         """Changes committed in snapshots ``from_snapshot_id + 1 .. to_snapshot_id`` (default:
@@ -769,9 +699,9 @@ class Table:
         """
         schema, end = self.schema, to_snapshot_id
         if end is None:
-            end = self.snapshot_manager.latest_id() or 0
-        elif self.snapshot_manager.exists(end):
-            schema = self.schema_at(self.snapshot_manager.get(end))
+            end = self.store.snapshot_manager.latest_id() or 0
+        elif self.store.snapshot_manager.exists(end):
+            schema = self.store.schema_at(self.store.snapshot_manager.get(end))
         return self._change_reader(schema).changes_between(from_snapshot_id, end, select_columns(schema, columns))
 
     def stream(
@@ -816,42 +746,23 @@ class Table:
                 " which lakestore's streams do not follow (they are honoured by batch reads only)",
                 options=tuple(scan_keys),
             )
-        selected = select_columns(self.schema, columns)
+        store, selected = self.store, select_columns(self.schema, columns)
         full = self.schema.arrow_schema()
         output = pa.schema([full.field(c) for c in selected])
         return StreamScan(
             self._change_reader(),
-            ConsumerManager(self.file_io, self.metadata_path),
+            ConsumerManager(self.store.file_io, self.store.metadata_path),
             columns=selected,
             # the full phase: the snapshot's files on the levels the stream asks for (of a table
             # whose changelog comes from compaction, the compacted ones, as Paimon's streaming reads)
-            full_reader=lambda sid, levels: self.split_reader().read_all(
-                ScanPlanner(self.schema, self.manifests()).plan(self.snapshot_manager.get(sid), levels=levels), selected, None, output
+            full_reader=lambda sid, levels: store.split_reader().read_all(
+                ScanPlanner(self.schema, store.manifest_store).plan(store.snapshot(sid), levels=levels), selected, None, output
             ),
             start=start,
             snapshot_id=snapshot_id,
             timestamp_ms=timestamp_ms,
             consumer_id=consumer_id,
         )
-
-    # -- commits and files --------------------------------------------------------------------
-    def find_commit(self, commit_user: str, commit_identifier: int, *, kind: CommitKind = "APPEND") -> Snapshot | None:
-        """The retained snapshot of a landed commit (commit user + identifier + kind), or None:
-        never landed, or already expired (a tag on it outlives expiration)."""
-        return self.snapshot_manager.find_committed(commit_user, commit_identifier, kind, after_id=None)
-
-    def live_files(self, snapshot: Snapshot | None = None) -> list[FileInfo]:
-        """The data files a snapshot (default: the latest) reads, with partition, bucket and level."""
-        return live_files(self._manifests, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
-
-    def delta_files(self, snapshot: Snapshot) -> list[FileInfo]:
-        """The data files a snapshot added (``kind="ADD"``) and removed (``"DELETE"``)."""
-        return delta_files(self._manifests, self.schema, snapshot)
-
-    def index_files(self, snapshot: Snapshot | None = None) -> list[IndexFileInfo]:
-        """The index files of ``snapshot`` (default: the latest): the key hash index of every
-        bucket of a dynamic-bucket table, the deletion vectors of a deletion-vector table."""
-        return index_files(self.file_io, self.path, self.schema, snapshot if snapshot is not None else self.latest_snapshot())
 
     # -- lifecycle ----------------------------------------------------------------------------
     # The policy every commit runs. Expiration, orphan cleanup, tags, branches and rollback are
@@ -877,4 +788,5 @@ class Table:
         Raises:
             TableNotFoundError: the branch does not exist.
         """
-        return Table(self.path, file_io=self.file_io, identifier=self.identifier, branch=name, snapshot_commit=self.store.snapshot_commit)
+        store = self.store
+        return Table(self.path, file_io=store.file_io, identifier=self.identifier, branch=name, snapshot_commit=store.snapshot_commit)

@@ -40,7 +40,7 @@ class _Unchanged:
 
     def check(self):
         assert self.table.latest_snapshot().id == self.snapshot
-        assert self.table.snapshot_manager.list_ids()[-1] == self.snapshot
+        assert self.table.store.snapshot_manager.list_ids()[-1] == self.snapshot
         assert all_files(self.table.path) == self.files, "a rejected write left files behind"
         assert self.table.to_arrow().num_rows == 3
 

@@ -52,7 +52,7 @@ def test_retry_with_same_user_and_identifier_lands_once(pk):
     # the driver restarts and retries the same commit (bytes sent again by the executors)
     again = pk.new_commit(commit_user="job-1").commit([CommitMessage.from_bytes(m.to_bytes()) for m in messages], commit_identifier=7)
     assert [s.id for s in again] == [1]
-    assert pk.snapshot_manager.list_ids() == [1]
+    assert pk.store.snapshot_manager.list_ids() == [1]
     assert _ids(pk) == [1, 2, 3]
     # a different identifier is a different commit
     w = pk.new_write(commit_user="job-1")
@@ -85,8 +85,8 @@ def test_filter_committed(append):
 
 def test_conflict_deleting_file_no_longer_live(pk):
     pk.write_arrow(_rows([1, 2]))
-    live = [f for s in pk.plan() for f in s.files]
-    split = pk.plan()[0]
+    live = [f for s in pk.scan().plan() for f in s.files]
+    split = pk.scan().plan()[0]
     # a "compaction" prepared against snapshot 1 ...
     w = pk.new_write(commit_user="compactor")
     w.write_arrow(_rows([1, 2]))
@@ -127,7 +127,7 @@ def test_conflict_bucket_count_changed_removes_files(append, catalog):
     msgs = [dataclasses.replace(m, total_buckets=3) for m in w.prepare_commit()]
     with pytest.raises(CommitConflictError):
         t.new_commit(commit_user="u").commit(msgs)
-    assert t.snapshot_manager.list_ids() == [1]
+    assert t.store.snapshot_manager.list_ids() == [1]
     assert data_files(t.path) == files_before
 
 

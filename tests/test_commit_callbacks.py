@@ -36,9 +36,9 @@ def test_post_commit_hooks_off_for_one_commit_skips_expiration_until_the_next(tm
     off = CommitProperties(post_commit_hooks=False)
     table.write_arrow(_rows(1), commit_properties=off)
     table.write_arrow(_rows(2), commit_properties=off)
-    assert table.snapshot_manager.list_ids() == [1, 2]
+    assert table.store.snapshot_manager.list_ids() == [1, 2]
     table.write_arrow(_rows(3))
-    assert table.snapshot_manager.list_ids() == [3]
+    assert table.store.snapshot_manager.list_ids() == [3]
     assert table.to_arrow().num_rows == 6
 
 
@@ -46,11 +46,11 @@ def test_skip_callbacks_names_the_callbacks_one_commit_does_not_run(tmp_path):
     table = _table(tmp_path, options={**RETAIN_ONE, "tag.automatic-creation": "batch"})
     table.write_arrow(_rows(1), commit_properties=CommitProperties(skip_callbacks=frozenset({"snapshot-expiration"})))
     table.write_arrow(_rows(1), commit_properties=CommitProperties(skip_callbacks=frozenset({"snapshot-expiration"})))
-    assert table.snapshot_manager.list_ids() == [1, 2]
+    assert table.store.snapshot_manager.list_ids() == [1, 2]
     assert [t.snapshot_id for t in table.manage.tags()] == [2]  # the batch tag ran: only expiration was skipped
     table.write_arrow(_rows(1), commit_properties=CommitProperties(skip_callbacks=frozenset({"tag-creation"})))
     assert [t.snapshot_id for t in table.manage.tags()] == [2]  # not moved to snapshot 3
-    assert table.snapshot_manager.list_ids() == [3]  # expiration ran this time
+    assert table.store.snapshot_manager.list_ids() == [3]  # expiration ran this time
 
 
 def test_commit_properties_are_typed():
@@ -125,7 +125,7 @@ def test_commit_result_says_which_snapshots_an_earlier_commit_landed(tmp_path):
     again = table.new_commit(commit_user="job").commit(messages, 7)
     assert [s.id for s in again] == [1] and again.recognised == {1} and again.already_landed
     assert again == first  # still the list of snapshots
-    assert table.snapshot_manager.list_ids() == [1]
+    assert table.store.snapshot_manager.list_ids() == [1]
 
 
 class LosingOnce(SnapshotCommit):
@@ -143,11 +143,11 @@ class LosingOnce(SnapshotCommit):
 def test_every_commit_publishes_through_the_tables_snapshot_commit(tmp_path):
     table = _table(tmp_path)
     chosen = LosingOnce()
-    opened = lakestore.Table(table.path, file_io=table.file_io, snapshot_commit=chosen)
+    opened = lakestore.Table(table.path, file_io=table.store.file_io, snapshot_commit=chosen)
     assert opened.store.snapshot_commit is chosen
     opened.write_arrow(_rows(3))
     assert chosen.calls == [1, 1]  # lost once, retried on the same parent
-    assert table.snapshot_manager.list_ids() == [1] and table.to_arrow().num_rows == 3
+    assert table.store.snapshot_manager.list_ids() == [1] and table.to_arrow().num_rows == 3
     manifests = {p.name for p in (tmp_path / "wh" / "db.db" / "t" / "manifest").iterdir()}
     assert len([m for m in manifests if m.startswith("manifest-list-")]) == 2  # the lost attempt's lists were deleted
     assert opened.on_branch("main").store.snapshot_commit is chosen
@@ -164,13 +164,13 @@ def test_a_catalog_snapshot_commit_sends_the_branch_and_the_parent(tmp_path):
     def send(branch: str, snapshot: Snapshot, base_uuid: str | None) -> bool:
         sent.append((branch, snapshot.id, base_uuid))
         root = table.path if branch == "main" else f"{table.path}/branch/branch-{branch}"
-        return renaming.commit(SnapshotManager(table.file_io, root), snapshot)
+        return renaming.commit(SnapshotManager(table.store.file_io, root), snapshot)
 
     commit = CatalogSnapshotCommit(send, table.path)
-    lakestore.Table(table.path, file_io=table.file_io, snapshot_commit=commit).write_arrow(_rows(1))
-    branch = lakestore.Table(table.path, file_io=table.file_io, branch="b1", snapshot_commit=commit)
+    lakestore.Table(table.path, file_io=table.store.file_io, snapshot_commit=commit).write_arrow(_rows(1))
+    branch = lakestore.Table(table.path, file_io=table.store.file_io, branch="b1", snapshot_commit=commit)
     branch.write_arrow(_rows(2))
-    first_uuid = table.snapshot_manager.get(1).uuid
+    first_uuid = table.store.snapshot_manager.get(1).uuid
     assert sent == [("main", 2, first_uuid), ("b1", 2, first_uuid)]
     assert branch.to_arrow().num_rows == 3 and table.to_arrow().num_rows == 2
 
@@ -179,6 +179,8 @@ def test_the_deprecated_post_commit_function_still_runs(tmp_path):
     table = _table(tmp_path)
     seen: list[int] = []
     with pytest.deprecated_call(match="callbacks"):
-        store = lakestore.FileStore.open(table.path, file_io=table.file_io, post_commit=lambda snaps: seen.extend(s.id for s in snaps))
+        store = lakestore.FileStore.open(
+            table.path, file_io=table.store.file_io, post_commit=lambda snaps: seen.extend(s.id for s in snaps)
+        )
     _commit_with(table, store, 1)
     assert seen == [1]

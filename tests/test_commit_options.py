@@ -53,7 +53,7 @@ def test_snapshot_ignore_empty_commit_false_writes_an_empty_snapshot(catalog):
     (snapshot,) = t.new_commit(commit_user="u").commit([], 7)
     assert (snapshot.id, snapshot.commit_kind, snapshot.delta_record_count, snapshot.total_record_count) == (2, "APPEND", 0, 2)
     assert snapshot.commit_identifier == 7 and t.find_commit("u", 7) is not None
-    assert t.delta_files(snapshot) == []
+    assert t.store.delta_files(snapshot) == []
     expected = t.to_arrow()
     if oracle_available():
         assert_same_rows(oracle_read(t.path), expected, ["dt", "id"])
@@ -76,7 +76,7 @@ def test_commit_discard_duplicate_files(catalog, primary_key):
     # the same files again (a job replaying its last commit under a new identifier): not added twice
     (second,) = t.new_commit(commit_user="u").commit(messages, 2)
     assert (second.delta_record_count, second.total_record_count) == (0, first.total_record_count) == (0, 5)
-    assert read_entries(t.manifests(), t.manifests().read_list(second.delta_manifest_list)) == []
+    assert read_entries(t.store.manifests(), t.store.manifests().read_list(second.delta_manifest_list)) == []
     expected = _batch(range(5), 1.0)
     assert_same_rows(t.to_arrow(), expected, ["dt", "id"])
     if oracle_available():
@@ -106,7 +106,7 @@ def test_manifest_delete_file_drop_stats(catalog, drop):
     t.compact(full=True)  # two runs merged: a rewritten level-5 file, with value statistics
     t.write_arrow(_batch(range(5), 2.0))
     (snapshot,) = t.compact(full=True)  # deletes the level-5 files
-    entries = read_entries(t.manifests(), t.manifests().read_list(snapshot.delta_manifest_list))
+    entries = read_entries(t.store.manifests(), t.store.manifests().read_list(snapshot.delta_manifest_list))
     deletes = [e for e in entries if e.kind == DELETE]
     adds = [e for e in entries if e.kind == ADD]
     assert deletes and adds

@@ -84,7 +84,7 @@ def _messages(table: lakestore.Table, user: str, ids: list[int]) -> list[lakesto
 
 
 def test_find_landed_scopes_the_batch_identifier_to_the_write(table):
-    before = table.snapshot_manager.latest_id()
+    before = table.store.snapshot_manager.latest_id()
     batch = commit_messages(table, _messages(table, "u", [1]), CommitId("u"))
     assert batch is not None
     assert find_landed(table, CommitId("u"), "APPEND", after_id=before) == batch
@@ -122,7 +122,7 @@ def test_committing_messages_of_other_processes(table):
 
 def test_an_abort_from_another_process_keeps_the_files_of_a_landed_commit(table):
     messages = _messages(table, "u", [1, 2])
-    start = table.snapshot_manager.latest_id()
+    start = table.store.snapshot_manager.latest_id()
     assert commit_messages(table, messages, CommitId("u")) is not None
     files = data_files(table)
     assert not abort_unless_landed(table, CommitId("u"), "APPEND", messages, after_id=start)
@@ -130,7 +130,7 @@ def test_an_abort_from_another_process_keeps_the_files_of_a_landed_commit(table)
 
     unlanded = _messages(table, "u", [3])
     assert data_files(table) > files
-    assert abort_unless_landed(table, CommitId("u", 9), "APPEND", unlanded, after_id=table.snapshot_manager.latest_id())
+    assert abort_unless_landed(table, CommitId("u", 9), "APPEND", unlanded, after_id=table.store.snapshot_manager.latest_id())
     assert data_files(table) == files and table.to_arrow().num_rows == 2
 
 
@@ -160,9 +160,9 @@ def test_a_failed_compaction_commit_follows_the_protocol(tmp_path, monkeypatch, 
     monkeypatch.undo()
     written = data_files(table) - before
     if kept:
-        assert written and table.snapshot_manager.latest().commit_kind == "COMPACT"  # it landed: its files stay
+        assert written and table.store.snapshot_manager.latest().commit_kind == "COMPACT"  # it landed: its files stay
     else:
-        assert written == set() and table.snapshot_manager.latest_id() == 2  # provably not landed: nothing left
+        assert written == set() and table.store.snapshot_manager.latest_id() == 2  # provably not landed: nothing left
     # postponed rows are read once a compaction lands (Paimon's postpone buckets)
     visible = list(range(20)) if kept or not postpone else []
     assert sorted(table.to_arrow().column("id").to_pylist()) == visible

@@ -424,6 +424,6 @@ def test_engines_alternate_writes_newest_row_wins(catalog, warehouse):
     assert _values(lakestore.Table.from_path(t.path).to_arrow()) == expected
     assert _values(oracle_read(t.path)) == expected
     # sequence numbers are strictly increasing per bucket across all writers
-    for s in t.plan():
+    for s in t.scan().plan():
         ranges = sorted((f.min_sequence_number, f.max_sequence_number) for f in s.files)
         assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:], strict=False)), ranges

@@ -74,6 +74,57 @@ def test_the_flat_methods_left_the_class_and_the_namespaces_have_them(table):
     assert callable(table.compact) and callable(table.drop_partitions)
 
 
+MOVED_TO_STORE = (
+    "file_io",
+    "metadata_path",
+    "schema_manager",
+    "snapshot_manager",
+    "manifests",
+    "split_reader",
+    "schema_at",
+    "live_files",
+    "delta_files",
+    "index_files",
+)
+# What a user calls on a table; the plumbing is ``table.store`` (its ``FileStore``).
+TABLE_MEMBERS = {
+    # what the table is
+    "path", "branch", "identifier", "schema", "options", "arrow_schema", "partition_keys", "primary_keys", "store",
+    "from_path", "on_branch",
+    # snapshots
+    "latest_snapshot", "snapshot", "snapshots", "find_commit",
+    # reads
+    "scan", "to_arrow", "to_batches", "to_arrow_batch_reader", "to_pandas", "to_polars", "to_duckdb", "read_changes", "stream",
+    # writes and row-level changes
+    "new_write", "new_commit", "write_arrow", "delete", "update", "upsert", "update_columns", "drop_partitions", "compact",
+    # namespaces
+    "inspect", "maintenance", "manage",
+}  # fmt: skip
+
+
+def test_the_table_is_a_facade_and_its_plumbing_moved_to_the_store_with_a_deprecation(table):
+    public = {name for name in dir(lakestore.Table) if not name.startswith("_")} | ({"store"} & set(vars(table)))
+    assert public == TABLE_MEMBERS, f"added: {sorted(public - TABLE_MEMBERS)}, gone: {sorted(TABLE_MEMBERS - public)}"
+    table.write_arrow(_rows("a", [1, 2], 1.0))
+    snapshot = table.latest_snapshot()
+    for name in MOVED_TO_STORE:
+        with pytest.warns(DeprecationWarning, match=rf"Table\.{name} is deprecated .* use table\.store\.{name}"):
+            old = getattr(table, name)
+        new = getattr(table.store, name)
+        if callable(new) and name not in ("file_io",):
+            assert old == new  # the same bound method of the same store
+        else:
+            assert old is new
+    assert [f.file_name for f in table.store.live_files(snapshot)] == [f.file_name for f in table.store.live_files()]
+    with pytest.warns(DeprecationWarning, match=r"use table\.scan\(.*\)\.snapshot\(\)"):
+        assert table.resolve_snapshot(snapshot_id=1).id == table.scan(snapshot_id=1).snapshot().id == 1
+    with pytest.warns(DeprecationWarning, match=r"use table\.scan\(.*\)\.plan\(\)"):
+        assert table.plan(snapshot_id=1) == table.scan(snapshot_id=1).plan()
+    assert table.scan().snapshot() == snapshot and table.scan(tag=None).snapshot() == snapshot
+    with pytest.raises(ValueError, match="range of snapshots"):
+        table.scan(incremental_between=(0, 1)).snapshot()
+
+
 def test_a_system_table_refuses_the_writing_verbs_of_the_namespaces(catalog, table):
     table.write_arrow(_rows("a", [1], 1.0))
     files = catalog.get_system_table("db.t$files")
@@ -95,14 +146,14 @@ def test_a_system_table_refuses_the_writing_verbs_of_the_namespaces(catalog, tab
 def test_compact_through_the_namespace_and_the_shortcut(table):
     for i in range(3):
         table.write_arrow(_rows("a", [i % 2], float(i)))
-    assert {f.level for f in table.live_files()} == {0} and len(table.live_files()) == 3
+    assert {f.level for f in table.store.live_files()} == {0} and len(table.store.live_files()) == 3
     snapshots = table.maintenance.compact(full=True)
     assert [s.commit_kind for s in snapshots] == ["COMPACT"]
-    assert len(table.live_files()) == 1 and table.live_files()[0].level > 0
+    assert len(table.store.live_files()) == 1 and table.store.live_files()[0].level > 0
     assert _read(table.to_arrow()) == [("a", 0, 2.0), ("a", 1, 1.0)]
     table.write_arrow(_rows("a", [5], 5.0))
     assert [s.commit_kind for s in table.compact(full=True)] == ["COMPACT"]  # the shortcut
-    assert len(table.live_files()) == 1
+    assert len(table.store.live_files()) == 1
 
 
 def test_expire_snapshots_deletes_their_files(table):

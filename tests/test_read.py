@@ -118,40 +118,40 @@ def _files(splits):
 
 def test_partition_pruning_really_prunes(tables):
     for t in tables[:2]:
-        all_splits = t.plan()
-        d1 = t.plan(filter=col("dt") == "d1")
+        all_splits = t.scan().plan()
+        d1 = t.scan(filter=col("dt") == "d1").plan()
         assert d1 and all(s.partition_values == ("d1",) for s in d1)
         assert _files(d1) < _files(all_splits)
         default = "" if t is tables[0] else None
-        nulls = t.plan(filter=col("dt").is_null() if default is None else col("dt") == "")
+        nulls = t.scan(filter=col("dt").is_null() if default is None else col("dt") == "").plan()
         assert nulls and all(s.partition_values == (default,) for s in nulls)
-        assert t.plan(filter=col("dt") == "zz") == []
+        assert t.scan(filter=col("dt") == "zz").plan() == []
     apd = tables[2]
-    one_day = apd.plan(filter=col("day") == dt.date(2024, 1, 3))
+    one_day = apd.scan(filter=col("day") == dt.date(2024, 1, 3)).plan()
     assert {s.partition_values for s in one_day} == {(dt.date(2024, 1, 3),)}
 
 
 def test_key_stats_skip_files_in_pk_table(tables):
     pk = tables[0]
-    total = _files(pk.plan(filter=col("dt") == "d2"))
+    total = _files(pk.scan(filter=col("dt") == "d2").plan())
     assert total >= 4 * 3 - 2  # 4 commits x up to 3 buckets
-    hit = pk.plan(filter=(col("dt") == "d2") & (col("id") == 105))
+    hit = pk.scan(filter=(col("dt") == "d2") & (col("id") == 105)).plan()
     # only the files of the commit holding ids 100..159 (one per bucket) can contain id 105
     assert 1 <= _files(hit) <= 3 < total, [f.file_name for s in hit for f in s.files]
     assert all(f.min_sequence_number >= 0 for s in hit for f in s.files)
     assert pk.to_arrow(filter=(col("dt") == "d2") & (col("id") == 105)).column("id").to_pylist() == [105]
-    assert pk.plan(filter=col("id") > 10_000) == []
+    assert pk.scan(filter=col("id") > 10_000).plan() == []
 
 
 def test_value_stats_skip_files_in_append_table(tables):
     ap = tables[1]
-    total = _files(ap.plan())
-    by_id = ap.plan(filter=col("id").between(100, 159))
+    total = _files(ap.scan().plan())
+    by_id = ap.scan(filter=col("id").between(100, 159)).plan()
     assert 0 < _files(by_id) <= total // 4 + 1
-    assert ap.plan(filter=col("v") > 1e9) == []
-    assert ap.plan(filter=col("id").isin([-5, 100_000])) == []
+    assert ap.scan(filter=col("v") > 1e9).plan() == []
+    assert ap.scan(filter=col("id").isin([-5, 100_000])).plan() == []
     # negation cannot use statistics but must not drop anything either
-    assert _files(ap.plan(filter=~(col("id") > 10_000))) == total
+    assert _files(ap.scan(filter=~(col("id") > 10_000)).plan()) == total
 
 
 def test_time_travel(tables):
@@ -161,7 +161,7 @@ def test_time_travel(tables):
         assert [s.id for s in snaps][:4] == [1, 2, 3, 4]
         for i in range(1, 5):
             assert t.to_arrow(snapshot_id=i).num_rows == per_commit * i
-        assert t.plan(snapshot_id=1) and _files(t.plan(snapshot_id=1)) <= _files(t.plan())
+        assert t.scan(snapshot_id=1).plan() and _files(t.scan(snapshot_id=1).plan()) <= _files(t.scan().plan())
     old = pk.to_arrow(snapshot_id=4, filter=(col("dt") == "d1") & (col("id") == 3))
     assert old.column("v").to_pylist() == [3.0]
     with pytest.raises(SnapshotNotFoundError):
@@ -176,7 +176,7 @@ def test_empty_table_reads(tmp_path):
     assert out.num_rows == 0 and out.schema.names == SCHEMA.names
     assert out.schema.field("id").nullable is False
     assert t.to_arrow(columns=["v"], filter=col("id") == 1).column_names == ["v"]
-    assert t.plan() == []
+    assert t.scan().plan() == []
 
 
 def test_to_pandas(tables):
@@ -190,6 +190,6 @@ def test_to_pandas(tables):
 
 def test_split_reader_per_split_equals_to_arrow(tables):
     pk = tables[0]
-    reader = pk.split_reader()
-    parts = [reader.read(s, pk.schema.field_names, None) for s in pk.plan()]
+    reader = pk.store.split_reader()
+    parts = [reader.read(s, pk.schema.field_names, None) for s in pk.scan().plan()]
     assert_same_rows(pa.concat_tables(parts).cast(pk.arrow_schema), pk.to_arrow())

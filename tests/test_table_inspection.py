@@ -33,15 +33,15 @@ def test_live_and_delta_files(tmp_path):
     t = _table(tmp_path)
     first = t.write_arrow(_rows("a", [1, 2]))
     t.write_arrow(_rows("b", [3]))
-    live = t.live_files()
+    live = t.store.live_files()
     assert sorted((f.partition_path, f.rows) for f in live) == [("dt=a", 2), ("dt=b", 1)]
     assert {f.kind for f in live} == {"ADD"} and all(f.bytes > 0 and f.bucket == 0 for f in live)
-    assert [(f.kind, f.partition, f.rows) for f in t.delta_files(first)] == [("ADD", {"dt": "a"}, 2)]
+    assert [(f.kind, f.partition, f.rows) for f in t.store.delta_files(first)] == [("ADD", {"dt": "a"}, 2)]
     compacted = t.compact(full=True)[-1]
-    delta = t.delta_files(compacted)
+    delta = t.store.delta_files(compacted)
     assert {f.kind for f in delta} == {"ADD", "DELETE"}
-    assert [f.rows for f in t.live_files(first)] == [2]  # time travel: what snapshot 1 read
-    assert {f.level for f in t.live_files()} != {0}
+    assert [f.rows for f in t.store.live_files(first)] == [2]  # time travel: what snapshot 1 read
+    assert {f.level for f in t.store.live_files()} != {0}
 
 
 def test_reset_consumer(tmp_path):

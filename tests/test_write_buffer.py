@@ -34,7 +34,7 @@ def _batch(keys, version, ts=None):
 
 
 def _live_files(table):
-    return [(s.bucket, f) for s in table.plan() for f in s.files]
+    return [(s.bucket, f) for s in table.scan().plan() for f in s.files]
 
 
 @pytest.mark.parametrize("write_only", ["true", "false"])
@@ -61,7 +61,7 @@ def test_small_buffer_makes_several_level0_runs_and_newest_wins(catalog, write_o
             # sequence numbers continue across flushes of one bucket: disjoint ranges
             ranges = sorted((f.min_sequence_number, f.max_sequence_number) for f in fs)
             assert all(a[1] < b_[0] for a, b_ in zip(ranges, ranges[1:], strict=False))
-        assert not any(s.raw_convertible for s in t.plan())
+        assert not any(s.raw_convertible for s in t.scan().plan())
     got = {r["k"]: r["v"] for r in t.to_arrow().to_pylist()}
     assert got == expected
 
@@ -72,7 +72,7 @@ def test_buffer_flush_keeps_newest_within_one_batch(catalog):
     data = data.set_column(1, "v", pa.array(["a", "b", "c", "d", "e", "f"]))
     t.write_arrow(data)
     assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == {1: "d", 2: "f", 3: "e"}
-    (split,) = t.plan()
+    (split,) = t.scan().plan()
     assert len(split.files) == 1 and split.files[0].row_count == 3  # deduplicated in the flush
     path = os.path.join(t.path, "bucket-0", split.files[0].file_name)
     f = pq.read_table(path)
@@ -137,13 +137,17 @@ def test_bucket_unaware_append_table(catalog):
     t.write_arrow(pa.Table.from_batches([_batch([5, 3, 9, 1], 0)]))
     t.write_arrow(pa.Table.from_batches([_batch([5, 5], 1)]))
     assert {os.path.dirname(p) for p in data_files(t.path)} == {"bucket-0"}
-    splits = t.plan()
+    splits = t.scan().plan()
     assert all(s.bucket == 0 and s.total_buckets == -1 for s in splits)
     out = t.to_arrow()
     assert sorted(out.column("k").to_pylist()) == [1, 3, 5, 5, 5, 9]  # no dedup without primary key
     first = t.to_arrow(snapshot_id=1)
     assert first.column("k").to_pylist() == [5, 3, 9, 1]  # insertion order kept
-    entries = [e for m in t.manifests().read_list(t.latest_snapshot().delta_manifest_list) for e in t.manifests().read_entries(m.file_name)]
+    entries = [
+        e
+        for m in t.store.manifests().read_list(t.latest_snapshot().delta_manifest_list)
+        for e in t.store.manifests().read_entries(m.file_name)
+    ]
     assert {e.total_buckets for e in entries} == {-1}
 
 
@@ -154,8 +158,8 @@ def test_fixed_bucket_append_table_routes_by_bucket_key(catalog):
     from lakestore.format.bucket import compute_buckets
 
     expected = compute_buckets(t.schema.types_of(["k"]), [pa.array(range(100), pa.int64())], 4)
-    for s in t.plan():
-        keys = t.split_reader().read(s, ["k"], None).column("k").to_pylist()
+    for s in t.scan().plan():
+        keys = t.store.split_reader().read(s, ["k"], None).column("k").to_pylist()
         assert all(expected[k] == s.bucket for k in keys)
         assert s.total_buckets == 4
     assert t.to_arrow().num_rows == 200
@@ -173,7 +177,7 @@ def test_routed_rows_keep_arrival_sequence_numbers(catalog, rows):
     t.write_arrow(data)
     expected = {int(k): f"r{i}" for i, k in enumerate(keys)}  # the last arrival of every key
     assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == expected
-    for split in t.plan():
+    for split in t.scan().plan():
         (f,) = split.files
         written = pq.read_table(os.path.join(t.path, f"bucket-{split.bucket}", f.file_name))
         assert written.column("_KEY_k").to_pylist() == sorted(written.column("_KEY_k").to_pylist())
@@ -208,7 +212,7 @@ def test_full_buffer_of_many_small_buckets_spills_and_commits_one_run_per_bucket
     t.write_arrow(pa.RecordBatchReader.from_batches(schema, batches))
     got = {(r["p"], r["k"]): r["v"] for r in t.to_arrow().to_pylist()}
     assert got == expected
-    files = [(s.partition, s.bucket, f) for s in t.plan() for f in s.files]
+    files = [(s.partition, s.bucket, f) for s in t.scan().plan() for f in s.files]
     per_bucket: dict = {}
     for part, bucket, f in files:
         per_bucket.setdefault((part, bucket), []).append(f)

@@ -51,7 +51,7 @@ def table_shape(
     wanted = set(partitions) if partitions is not None else None
     predicate = lakestore.col(partition_key).isin(sorted(wanted)) if wanted is not None and partition_key in table.partition_keys else None
     shapes = []
-    for split in table.plan(filter=predicate, snapshot_id=snapshot_id):
+    for split in table.scan(filter=predicate, snapshot_id=snapshot_id).plan():
         levels: dict[int, list] = {}
         for f in split.files:
             levels.setdefault(f.level, []).append(f)

@@ -37,7 +37,7 @@ def commit_stats(table: lakestore.Table, snapshots: Iterable[lakestore.Snapshot 
             continue
         stats.snapshot_ids.append(snap.id)
         stats.kinds.append(snap.commit_kind)
-        for f in table.delta_files(snap):
+        for f in table.store.delta_files(snap):
             if f.kind == "ADD":
                 stats.rows_added += f.rows
                 stats.files_added += 1

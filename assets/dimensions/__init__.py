@@ -41,7 +41,7 @@ def bucket_metadata(table: lakestore.Table) -> dict[str, dg.MetadataValue]:
     buckets = table.options.bucket
     if buckets > 0:
         return {"bucket_mode": dg.MetadataValue.text(f"fixed ({buckets} buckets)")}
-    hashes = [f for f in table.index_files() if f.index_type == "HASH"]
+    hashes = [f for f in table.store.index_files() if f.index_type == "HASH"]
     return {
         "bucket_mode": dg.MetadataValue.text(f"dynamic (up to {table.options.dynamic_bucket_target_row_num} keys per bucket)"),
         "buckets": dg.MetadataValue.int(len({(f.partition_path, f.bucket) for f in hashes})),

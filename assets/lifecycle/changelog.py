@@ -44,7 +44,7 @@ def day_changes(table: lakestore.Table, snapshot: lakestore.Snapshot | None, day
     producer = table.options.changelog_producer
     manifest_list = snapshot.changelog_manifest_list if producer != "none" else snapshot.delta_manifest_list
     out = DayChanges(day, snapshot.id)
-    manifests = table.manifests()
+    manifests = table.store.manifests()
     for meta in manifests.read_list(manifest_list) if manifest_list else []:
         for entry in manifests.read_entries(meta.file_name):
             if entry.kind == ADD:
@@ -81,7 +81,7 @@ def build_changelog_asset(spec: TableSpec, plan: LifecyclePlan = DEFAULT_PLAN) -
         days = []
         for day in context.partition_keys:
             snapshot = find_ingestion(table, tags, user, day)
-            if snapshot is not None and (snapshot.commit_user != user or not table.snapshot_manager.exists(snapshot.id)):
+            if snapshot is not None and (snapshot.commit_user != user or not table.store.snapshot_manager.exists(snapshot.id)):
                 snapshot = None  # the day's commit expired (a tag on a later snapshot is not that day's changes)
             days.append(day_changes(table, snapshot, day))
         totals = {kind: sum(d.rows_by_kind.get(kind, 0) for d in days) for kind in KINDS}

@@ -33,7 +33,7 @@ def retention_check(table: ls.Table, key: dg.AssetKey, *, expired_now: bool) -> 
     tags = [tag.name for tag in table.manage.tags()]
     for name in sorted(tags):
         try:
-            table.plan(tag=name)
+            table.scan(tag=name).plan()
         except Exception as exc:  # noqa: BLE001 - the check reports any failure
             problems.append(f"tag {name} unreadable: {type(exc).__name__}: {exc}")
     return dg.AssetCheckResult(

@@ -29,7 +29,7 @@ SORTED_RUNS = "sorted_runs_below_stop_trigger"
 def find_ingestion(table: lakestore.Table, tags: dict[str, lakestore.Snapshot], user: str, day: str) -> lakestore.Snapshot | None:
     """The snapshot of ``day``'s landed ingestion commit: retained, or kept by the day's tag (the
     tag may be on a later snapshot when the commit had expired before tagging, or nothing landed)."""
-    return table.find_commit(user, day_number(day)) or tags.get(day)
+    return table.store.find_commit(user, day_number(day)) or tags.get(day)
 
 
 def committed_rows(snapshot: lakestore.Snapshot | None, user: str, day: str) -> int | None:

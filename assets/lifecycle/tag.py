@@ -32,7 +32,7 @@ def build_tag_asset(spec: TableSpec, plan: LifecyclePlan = DEFAULT_PLAN) -> dg.A
                 kept.append(day)
                 rows.append(f"| {day} | {existing[day]} | existing |")
                 continue
-            snapshot = table.find_commit(ingest_user(spec.name), day_number(day)) or table.latest_snapshot()
+            snapshot = table.store.find_commit(ingest_user(spec.name), day_number(day)) or table.latest_snapshot()
             if snapshot is None:
                 context.log.info(f"{spec.identifier}: no snapshot yet, no tag for {day}")
                 continue

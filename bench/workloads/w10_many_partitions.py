@@ -49,7 +49,7 @@ def _lakestore(data: pa.Table, ctx: Context, i: int) -> tuple[float, float, int]
     cpu, wall = time.process_time(), time.perf_counter()
     table.write_arrow(data)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    files = sum(len(split.files) for split in table.plan())
+    files = sum(len(split.files) for split in table.scan().plan())
     return wall, cpu, files
 
 

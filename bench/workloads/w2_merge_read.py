@@ -142,7 +142,7 @@ def run(ctx: Context) -> WorkloadResult:
     if ctx.profile_dir is not None:
         profile_to(ctx.profile_dir / "w2_merge_read.txt", table.to_arrow)
         # pyinstrument samples the calling thread only: read the splits sequentially too.
-        reader, splits = table.split_reader(), table.plan()
+        reader, splits = table.store.split_reader(), table.scan().plan()
         names = table.schema.field_names
         profile_to(ctx.profile_dir / "w2_merge_read_splits_sequential.txt", lambda: [reader.read(s, names, None) for s in splits])
     return res

@@ -25,7 +25,7 @@ def run(ctx: Context) -> WorkloadResult:
     res.facts.append(
         (
             "files per bucket after compaction",
-            f"{lo}..{hi}; {len(files)} files; every split raw-convertible: {all(s.raw_convertible for s in table.plan())}",
+            f"{lo}..{hi}; {len(files)} files; every split raw-convertible: {all(s.raw_convertible for s in table.scan().plan())}",
         )
     )
     m, out = repeat(LAKESTORE, ctx.reps, lambda i: None, lambda _: table.to_arrow())

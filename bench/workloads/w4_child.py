@@ -60,7 +60,7 @@ def compact(path: str) -> dict[str, float]:
     return {
         "seconds": seconds,
         "rows": snapshot.total_record_count,
-        "files": len(after.live_files()),
+        "files": len(after.store.live_files()),
         "peak_rss_kib": peak,
         "baseline_rss_kib": baseline,
     }

@@ -105,8 +105,8 @@ def _one_bucket_memory(ctx: Context, res: WorkloadResult) -> None:
 
 
 def _files_by_bucket(table: lakestore.Table) -> list[list[str]]:
-    reader = table.split_reader()
-    return [[file_path(reader, s, f) for f in s.files] for s in table.plan()]
+    reader = table.store.split_reader()
+    return [[file_path(reader, s, f) for f in s.files] for s in table.scan().plan()]
 
 
 def _pyarrow_compaction(groups: list[list[str]], out_dir: Path) -> None:

@@ -44,7 +44,7 @@ def _add(res: WorkloadResult, label: str, times: list[float], n: int) -> tuple[f
 def _probe(table: lakestore.Table, rows: pa.Table) -> float:
     """Seconds of the commit of one small append (written untimed, without compaction)."""
     user = str(uuid.uuid4())
-    write = TableWrite(table.file_io, table.path, table.schema, table.manifests(), table.latest_snapshot(), commit_user=user)
+    write = TableWrite(table.store.file_io, table.path, table.schema, table.store.manifests(), table.latest_snapshot(), commit_user=user)
     write.write_arrow(rows)
     messages = write.prepare_commit()
     seconds, _ = timed(lambda: table.new_commit(commit_user=user).commit(messages))

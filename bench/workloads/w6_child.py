@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         snapshot = table.write_arrow(reader)
         seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    files = sum(len(s.files) for s in table.plan())
+    files = sum(len(s.files) for s in table.scan().plan())
     print(
         json.dumps(
             {

@@ -34,7 +34,7 @@ def run(ctx: Context) -> WorkloadResult:
     res.add(WRITE, m)
     table = lakestore.Table.from_path(written[-1].path)
     files = live_file_paths(table)
-    vectors = sum(len(f.ranges) for f in read_index_files(table.file_io, table.path, table.latest_snapshot()))
+    vectors = sum(len(f.ranges) for f in read_index_files(table.store.file_io, table.path, table.latest_snapshot()))
     res.facts.append(("live files / files with a vector", f"{len(files)} / {vectors}"))
     m, out = repeat(LAKESTORE, ctx.reps, lambda i: None, lambda _: table.to_arrow())
     res.add(READ, m)

@@ -45,7 +45,7 @@ class PartitionSync:
             return  # tag-to-partition tables get partitions from tags, not commits
         touched: set[str] = set()
         for snapshot in snapshots:
-            touched.update(f.partition_path for f in table.delta_files(snapshot))
+            touched.update(f.partition_path for f in table.store.delta_files(snapshot))
         if not touched:
             return
         self.sync(table, sorted(touched), int(snapshots[-1].time_millis // 1000))
@@ -56,7 +56,7 @@ class PartitionSync:
         stats: dict[str, dict[str, int]] = {}
         buckets: dict[str, set[int]] = {}
         wanted = set(paths)
-        for f in table.live_files():
+        for f in table.store.live_files():
             if f.partition_path in wanted:
                 s = stats.setdefault(f.partition_path, {"files": 0, "bytes": 0, "rows": 0})
                 s["files"] += 1

@@ -28,7 +28,7 @@ from lakestore.commit.callbacks import CommitProperties
 from lakestore.commit.commit import CommitHook, CommitResult, Overwrite, TableCommit
 from lakestore.meta.commit_message import CommitMessage
 from lakestore.meta.kinds import CommitKind
-from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot, SnapshotManager
+from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from lakestore.write.table_write import TableWrite
 
 
@@ -232,8 +232,9 @@ def write_and_commit(
 class CommitTarget(Committer, Protocol):
     """What commits messages and knows which commits landed (``lakestore.Table``, its ``FileStore``)."""
 
-    @property
-    def snapshot_manager(self) -> SnapshotManager: ...
+    def find_commit(
+        self, commit_user: str, commit_identifier: int, *, kind: CommitKind = "APPEND", after_id: int | None = None
+    ) -> Snapshot | None: ...
 
 
 def commit_kind(overwrite: Overwrite) -> CommitKind:
@@ -249,7 +250,7 @@ def find_landed(target: CommitTarget, commit_id: CommitId, kind: CommitKind, *, 
     the snapshots after ``after_id`` (the latest snapshot id when the write began) are.
     """
     scope = after_id if commit_id.identifier == BATCH_COMMIT_IDENTIFIER else None
-    return target.snapshot_manager.find_committed(commit_id.user, commit_id.identifier, kind, after_id=scope)
+    return target.find_commit(commit_id.user, commit_id.identifier, kind=kind, after_id=scope)
 
 
 def commit_messages(

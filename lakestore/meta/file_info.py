@@ -1,6 +1,6 @@
 """Data and index files as tools and pipelines see them: decoded partition values, level, rows
-and bytes, without manifest entries' binary rows (``Table.live_files`` / ``Table.delta_files`` /
-``Table.index_files``)."""
+and bytes, without manifest entries' binary rows (``FileStore.live_files`` / ``FileStore.delta_files`` /
+``FileStore.index_files``)."""
 
 from __future__ import annotations
 

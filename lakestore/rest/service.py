@@ -106,8 +106,8 @@ class CatalogService:
 
     def table_id(self, table: Table) -> str:
         """A stable id: from the bytes of the first schema (kept by renames, new for a re-created table)."""
-        schemas = SchemaManager(table.file_io, table.path)
-        data = table.file_io.read_bytes(schemas.path(schemas.list_ids()[0]))
+        schemas = SchemaManager(table.store.file_io, table.path)
+        data = table.store.file_io.read_bytes(schemas.path(schemas.list_ids()[0]))
         return str(uuid.uuid5(uuid.NAMESPACE_OID, data.hex()))
 
     # -- config and databases ----------------------------------------------------------------
@@ -195,7 +195,7 @@ class CatalogService:
     def _table_json(self, database: str, table: str) -> dict[str, Any]:
         t = self._table(database, table)
         schema = t.schema
-        first = t.schema_manager.get(t.schema_manager.list_ids()[0])
+        first = t.store.schema_manager.get(t.store.schema_manager.list_ids()[0])
         audit = {"owner": OWNER, "createdAt": first.time_millis, "createdBy": OWNER, "updatedAt": schema.time_millis, "updatedBy": OWNER}
         return {
             **audit,
@@ -276,13 +276,13 @@ class CatalogService:
         t = self._table(database, table)
         with self._lock(f"{t.path}#{t.branch}#schema"):
             current = t.schema  # the newest trusted schema
-            if t.schema_manager.list_ids()[-1] != current.id:
+            if t.store.schema_manager.list_ids()[-1] != current.id:
                 foreign = f"table {full} holds a schema file not written through the server (after schema {current.id})"
                 raise p.RestError(409, foreign, p.TABLE, full)
             expected = self._guard(lambda: apply_changes(current, changes), resource_type=p.TABLE, resource_name=full)
             self._guard(lambda: self.catalog.alter_table(full, changes), resource_type=p.TABLE, resource_name=full)
-            written = t.file_io.read_bytes(t.schema_manager.path(expected.id))
-            landed = t.schema_manager.get(expected.id)
+            written = t.store.file_io.read_bytes(t.store.schema_manager.path(expected.id))
+            landed = t.store.schema_manager.get(expected.id)
             if dataclasses.replace(landed, time_millis=expected.time_millis) != expected:
                 raise p.RestError(409, f"table {full}: schema {expected.id} changed concurrently; alter it again", p.TABLE, full)
             self.schemas.record(t.path, t.branch, expected.id, written)
@@ -320,7 +320,7 @@ class CatalogService:
         key = (f"{t.path}#{t.branch}", snapshot.id)
         stats = self._stats.get(key)
         if stats is None:
-            files = t.live_files(snapshot)
+            files = t.store.live_files(snapshot)
             stats = {
                 "fileCount": len(files),
                 "fileSizeInBytes": sum(f.bytes for f in files),
@@ -394,7 +394,7 @@ class CatalogService:
             snapshot = dataclasses.replace(snapshot, unknown_fields={})
         base_uuid = p.field(body, "baseSnapshotUuid", str, required=False)
         root = branch_root(t.path, branch)
-        snapshots = SnapshotManager(t.file_io, root)
+        snapshots = SnapshotManager(t.store.file_io, root)
         with self._lock(f"{t.path}#{branch}"):
             try:
                 existing = snapshots.get(snapshot.id)
@@ -418,7 +418,7 @@ class CatalogService:
         naming a schema the server did not write or adopt (``lakestore.rest.schemas``)."""
         trusted = {snapshot.schema_id} if self.schemas.is_trusted(t.path, t.branch, snapshot.schema_id) else set()
         try:
-            SnapshotValidator(t.file_io, t.path, t.schema, cache=self._validated).validate(snapshot, schema_ids=trusted)
+            SnapshotValidator(t.store.file_io, t.path, t.schema, cache=self._validated).validate(snapshot, schema_ids=trusted)
         except InvalidCommitError as exc:
             raise p.bad_request(str(exc)) from exc
         except (CorruptMetadataError, OSError) as exc:
@@ -453,7 +453,7 @@ class CatalogService:
         latest = t.latest_snapshot()
         groups: dict[str, dict[str, Any]] = {}
         if latest is not None and t.partition_keys:
-            for f in self._guard(lambda: t.live_files(latest)):
+            for f in self._guard(lambda: t.store.live_files(latest)):
                 g = groups.setdefault(f.partition_path, {"records": 0, "bytes": 0, "files": 0, "buckets": set()})
                 g["records"] += f.rows
                 g["bytes"] += f.bytes
@@ -576,7 +576,7 @@ class CatalogService:
         self._require(principal, WRITE, db, name)
         t = self._table(database, table)
         with self._lock(f"{t.path}#{MAIN_BRANCH}"):
-            branch_schemas = SchemaManager(t.file_io, branch_root(t.path, branch)).list_ids()
+            branch_schemas = SchemaManager(t.store.file_io, branch_root(t.path, branch)).list_ids()
             if not all(self.schemas.is_trusted(t.path, branch, i) for i in branch_schemas):
                 raise p.RestError(409, f"branch {branch!r} holds a schema file not written through the server", p.BRANCH, branch)
             self._guard(lambda: t.manage.fast_forward(branch), resource_type=p.BRANCH, resource_name=branch)

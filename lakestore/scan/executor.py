@@ -187,6 +187,12 @@ class StoreScan:
         return tables(), output
 
     # -- running (ScanSource) ------------------------------------------------------------------
+    def snapshot(self, spec: ScanSpec) -> Snapshot | None:
+        """The snapshot a read of ``spec`` sees (None: nothing committed yet)."""
+        if spec.incremental_between is not None or spec.incremental_between_timestamp is not None:
+            raise ValueError("an incremental scan reads a range of snapshots, not one")
+        return self.read_target(spec.travel)[0]
+
     def plan(self, spec: ScanSpec) -> list[Split]:
         """The splits a read of ``spec`` merges."""
         snapshot, schema = self.read_target(spec.travel)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import pyarrow as pa
 
+from lakestore.meta.snapshot import Snapshot
 from lakestore.read.planner import Split
 from lakestore.read.predicate import Predicate
 from lakestore.scan.incremental import Bounds
@@ -62,6 +63,8 @@ class ScanSource(Protocol):
     @property
     def name(self) -> str: ...
 
+    def snapshot(self, spec: ScanSpec) -> Snapshot | None: ...
+
     def plan(self, spec: ScanSpec) -> list[Split]: ...
 
     def read_arrow(self, spec: ScanSpec) -> pa.Table: ...
@@ -100,6 +103,23 @@ class TableScan:
         return dataclasses.replace(self, spec=dataclasses.replace(self.spec, limit=limit))
 
     # -- running -----------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot | None:
+        """The snapshot this scan reads: the latest, or the one its time travel (or, without
+        time-travel arguments, the table's ``scan.*`` options) names; None when nothing is
+        committed yet.
+
+        Example::
+
+            table.scan(tag="2024-01-01").snapshot().id
+
+        Raises:
+            SnapshotNotFoundError: the time-travel target does not exist.
+            TagNotFoundError: the named tag does not exist.
+            UnsupportedTableError: the table uses a feature lakestore cannot read.
+            ValueError: an incremental scan (it reads a range of snapshots).
+        """
+        return self.source.snapshot(self.spec)
+
     def plan(self) -> list[Split]:
         """The splits (one per partition and bucket) a read of this scan merges, as a
         ``lakestore.read.planner.ScanPlan`` (a list) whose ``files_skipped_by_index`` counts the data

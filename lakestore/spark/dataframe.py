@@ -244,7 +244,7 @@ def write_dataframe(
     options[COMMIT_USER] = commit_id.user
     if commit_id.identifier != BATCH_COMMIT_IDENTIFIER:
         options[COMMIT_IDENTIFIER] = str(commit_id.identifier)
-    before = table.snapshot_manager.latest_id()
+    before = table.store.snapshot_manager.latest_id()
     ensure_registered(df.sparkSession)
     with typed_errors():
         distribute(df, table).write.format(SOURCE_NAME).mode("append" if overwrite is None else "overwrite").options(**options).save()

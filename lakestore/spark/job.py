@@ -152,7 +152,7 @@ class TableRef:
 
 def _described(table: Table) -> tuple[str, str | None, dict[str, str]]:
     """(directory or identifier, warehouse, catalog options with credentials) of ``table``."""
-    file_io = table.file_io
+    file_io = table.store.file_io
     commit = getattr(getattr(table, "store", None), "snapshot_commit", None)  # a Table has a store
     if isinstance(commit, CatalogSnapshotCommit) and commit.catalog is not None:
         warehouse, catalog_options = commit.catalog  # a REST catalog's table: committed through the server

@@ -126,7 +126,7 @@ def merge_into(
     # the table's reference first: a credential Spark's processes lack is refused before any job
     options = table_options(table, environments=executor_environments(df.sparkSession))
     options.update({COMMIT_USER: commit_id.user, OPERATION_OPTION: MERGE})
-    before = table.snapshot_manager.latest_id()
+    before = table.store.snapshot_manager.latest_id()
     ensure_registered(df.sparkSession)
     rows = _merged_rows(df, table, keys, missing, matched, not_matched, at=before)
     if commit_id.identifier != BATCH_COMMIT_IDENTIFIER:

@@ -84,9 +84,9 @@ class PaimonStreamReader(DataSourceStreamReader):
 
     def initialOffset(self) -> dict[str, int]:  # noqa: N802 - Spark's name
         table = self._table()
-        latest = table.snapshot_manager.latest_id() or 0
+        latest = table.store.snapshot_manager.latest_id() or 0
         consumer = self.options.get(CONSUMER_ID)
-        stored = ConsumerManager(table.file_io, table.metadata_path).next_snapshot(consumer) if consumer else None
+        stored = ConsumerManager(table.store.file_io, table.store.metadata_path).next_snapshot(consumer) if consumer else None
         snapshot_id = int_option(self.options, SNAPSHOT_ID)
         start = str(self.options.get(START, "full"))
         if stored is not None:
@@ -100,7 +100,7 @@ class PaimonStreamReader(DataSourceStreamReader):
         return {"snapshot": 0, "full": 1}  # the first batch reads the whole table at its end snapshot
 
     def latestOffset(self, start: dict[str, int] | None = None, limit: Any = None) -> dict[str, int]:  # noqa: N802 - Spark's name
-        latest = self._table().snapshot_manager.latest_id() or 0
+        latest = self._table().store.snapshot_manager.latest_id() or 0
         cap = int_option(self.options, MAX_SNAPSHOTS_PER_TRIGGER)
         if cap is not None and start is not None:
             latest = min(latest, start["snapshot"] + max(1, cap))
@@ -133,7 +133,7 @@ class PaimonStreamReader(DataSourceStreamReader):
         consumer = self.options.get(CONSUMER_ID)
         if consumer:
             table = self._table()
-            ConsumerManager(table.file_io, table.metadata_path).record(consumer, end["snapshot"] + 1)
+            ConsumerManager(table.store.file_io, table.store.metadata_path).record(consumer, end["snapshot"] + 1)
 
 
 class PaimonStreamWriter(compat.StreamArrowWriter):

@@ -131,7 +131,7 @@ class ReadTask:
 
 def read_task(table: Table, task: ReadTask) -> Iterator[pa.RecordBatch]:
     """The rows of ``task`` as Spark's Arrow batches, read piece by piece (bounded memory)."""
-    reader = table.split_reader(task.schema)
+    reader = table.store.split_reader(task.schema)
     target = spark_arrow_schema(task.schema, task.columns)
     for data in reader.iter_tables(task.splits, task.columns, task.filter, limit=task.limit, workers=1):
         yield from to_spark_arrow(data, target).to_batches(max_chunksize=_BATCH_ROWS)

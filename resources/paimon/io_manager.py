@@ -107,7 +107,7 @@ class PaimonIOManager(LakestoreCatalogSettings, dg.ConfigurableIOManager):
             specs = parts.partition_specs(dims, keys, partitions_def, table.arrow_schema, identifier)
             head_filter = parts.partition_filter(dims, keys, partitions_def, table.arrow_schema, identifier)
         user = f"dagster-{uuid.uuid4()}"
-        before = table.snapshot_manager.latest_id()
+        before = table.store.snapshot_manager.latest_id()
         if spark:
             write_spark(table, obj, mode, specs, user)
         else:

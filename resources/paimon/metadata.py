@@ -21,13 +21,13 @@ PREVIEW_ROWS = 5
 def committed_snapshots(table: lakestore.Table, commit_user: str, after_id: int | None) -> list[lakestore.Snapshot]:
     """The snapshots ``commit_user`` committed after snapshot ``after_id`` (concurrent writers'
     snapshots in between are skipped)."""
-    latest = table.snapshot_manager.latest_id()
+    latest = table.store.snapshot_manager.latest_id()
     if latest is None:
         return []
     first = (after_id or 0) + 1
     found = []
     for snapshot_id in range(first, latest + 1):
-        if table.snapshot_manager.exists(snapshot_id):
+        if table.store.snapshot_manager.exists(snapshot_id):
             snapshot = table.snapshot(snapshot_id)
             if snapshot.commit_user == commit_user:
                 found.append(snapshot)
@@ -64,7 +64,7 @@ def output_metadata(table: lakestore.Table, snapshots: Sequence[lakestore.Snapsh
     removed = {"rows": 0, "files": 0, "bytes": 0}
     data_rows = 0
     for index, snapshot in enumerate(snapshots):
-        for f in table.delta_files(snapshot):
+        for f in table.store.delta_files(snapshot):
             side = added if f.kind == "ADD" else removed
             side["rows"] += f.rows
             side["files"] += 1

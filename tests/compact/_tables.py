@@ -26,7 +26,7 @@ def kv(ids, value="x", kind="+I") -> pa.Table:
 
 def live_files(table: lakestore.Table, snapshot=None) -> list[DataFileMeta]:
     snap = snapshot or table.latest_snapshot()
-    return [e.file for e in live_entries(table.manifests(), snap)]
+    return [e.file for e in live_entries(table.store.manifests(), snap)]
 
 
 def parquet_files(table: lakestore.Table) -> set[str]:
@@ -38,7 +38,7 @@ def parquet_files(table: lakestore.Table) -> set[str]:
 
 def sorted_runs_per_bucket(table: lakestore.Table) -> dict[tuple[bytes, int], int]:
     runs: dict[tuple[bytes, int], set] = {}
-    for e in live_entries(table.manifests(), table.latest_snapshot()):
+    for e in live_entries(table.store.manifests(), table.latest_snapshot()):
         bucket_runs = runs.setdefault((e.partition, e.bucket), set())
         bucket_runs.add(("L0", e.file.file_name) if e.file.level == 0 else ("L", e.file.level))
     return {k: len(v) for k, v in runs.items()}

@@ -23,7 +23,7 @@ def table(tmp_path):
 
 
 def compactor(table) -> BucketCompactor:
-    return BucketCompactor(table.file_io, table.path, table.schema, table.schema_manager, partition_values=(), bucket=0)
+    return BucketCompactor(table.store.file_io, table.path, table.schema, table.store.schema_manager, partition_values=(), bucket=0)
 
 
 def task(table, c: BucketCompactor, *, output_level: int, min_file_size: int, drop_delete: bool = False) -> MergeTreeCompactTask:
@@ -155,7 +155,7 @@ def test_compactor_drops_deletes_only_when_output_reaches_highest_level(tmp_path
     assert [f.level for f in live_files(t)] == [2]
     t.write_arrow(kv([1, 2], kind="-D"))
     t.write_arrow(kv([3], kind="-D"))
-    c = BucketCompactor(t.file_io, t.path, t.schema, t.schema_manager, partition_values=(), bucket=0)
+    c = BucketCompactor(t.store.file_io, t.path, t.schema, t.store.schema_manager, partition_values=(), bucket=0)
     c.picker = _PickFirst(runs, output_level)
     result = c.compact(live_files(t), full=False)
     assert len(result.before) == runs

@@ -32,7 +32,7 @@ def test_compaction_planned_before_a_write_still_commits(tmp_path):
         t.write_arrow(kv(range(i, i + 5), f"a{i}-"))
     base = t.latest_snapshot()
     [(partition, bucket)] = {
-        (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)
+        (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.store.manifests(), base)
     }
     message = compact_bucket(t.store, partition, bucket, full=True, snapshot=base)
     t.write_arrow(kv([0, 100], "late-"))  # lands between planning and committing
@@ -49,7 +49,7 @@ def test_two_compactions_of_the_same_files_conflict(tmp_path):
         t.write_arrow(kv(range(i, i + 5), f"a{i}-"))
     base = t.latest_snapshot()
     [(partition, bucket)] = {
-        (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.manifests(), base)
+        (e.partition, e.bucket) for e in __import__("lakestore.meta.file_scan", fromlist=["x"]).live_entries(t.store.manifests(), base)
     }
     first = compact_bucket(t.store, partition, bucket, full=True, snapshot=base)
     second = compact_bucket(t.store, partition, bucket, full=True, snapshot=base)

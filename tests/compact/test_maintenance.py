@@ -95,7 +95,7 @@ def test_compact_chosen_partitions_only(tmp_path):
         t.write_arrow(pa.table({"dt": ["a", "a", "b", "b"], "id": [1, 2, 1, 2], "v": [i] * 4}, schema=schema))
     t.compact(full=True, partitions=[{"dt": "a"}])
     types = t.schema.types_of(["dt"])
-    for e in __import__("lakestore.meta.file_scan", fromlist=["live_entries"]).live_entries(t.manifests(), t.latest_snapshot()):
+    for e in __import__("lakestore.meta.file_scan", fromlist=["live_entries"]).live_entries(t.store.manifests(), t.latest_snapshot()):
         dt = decode_row(e.partition, types)[0]
         assert (e.file.level == t.options.num_levels - 1) == (dt == "a"), (dt, e.file.level)
     assert sorted((r["dt"], r["id"], r["v"]) for r in t.to_arrow().to_pylist()) == [("a", 1, 2), ("a", 2, 2), ("b", 1, 2), ("b", 2, 2)]
@@ -156,6 +156,8 @@ def test_append_writer_compacts_without_write_only(tmp_path):
 
 def _files_per_bucket(t) -> dict[int, int]:
     out: dict[int, int] = {}
-    for f_bucket in __import__("lakestore.meta.file_scan", fromlist=["live_entries"]).live_entries(t.manifests(), t.latest_snapshot()):
+    for f_bucket in __import__("lakestore.meta.file_scan", fromlist=["live_entries"]).live_entries(
+        t.store.manifests(), t.latest_snapshot()
+    ):
         out[f_bucket.bucket] = out.get(f_bucket.bucket, 0) + 1
     return out

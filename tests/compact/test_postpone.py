@@ -66,9 +66,9 @@ def test_many_postponed_writes_compacted_equal_the_model(tmp_path):
             assert {k: v for k, v in after.items() if k[0] != "a"} == {k: v for k, v in before.items() if k[0] != "a"}
             t.compact()
             assert _rows(t) == model
-    entries = live_entries(t.manifests(), t.latest_snapshot())
+    entries = live_entries(t.store.manifests(), t.latest_snapshot())
     assert {e.total_buckets for e in entries} == {4} and {e.bucket for e in entries} <= {0, 1, 2, 3}
-    assert t.compact(full=True) and {e.file.level for e in live_entries(t.manifests(), t.latest_snapshot())} == {5}
+    assert t.compact(full=True) and {e.file.level for e in live_entries(t.store.manifests(), t.latest_snapshot())} == {5}
     assert _rows(t) == model
     # nothing postponed and no level-0 files left: nothing to compact
     assert t.compact() == []
@@ -87,7 +87,7 @@ def test_bucket_by_bucket_compaction_is_refused(tmp_path):
     bucket, so such tables are compacted as a whole by Table.compact."""
     t = _table(tmp_path)
     t.write_arrow(pa.table({"dt": ["a"], "id": [1], "v": [1], "op": ["+I"]}, schema=SCHEMA))
-    [entry] = live_entries(t.manifests(), t.latest_snapshot())
+    [entry] = live_entries(t.store.manifests(), t.latest_snapshot())
     with pytest.raises(UnsupportedTableError, match="compacted as a whole by Table.compact"):
         select_buckets(t.store, t.latest_snapshot(), None)
     with pytest.raises(UnsupportedTableError, match="compacted as a whole by Table.compact"):

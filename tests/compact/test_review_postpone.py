@@ -20,7 +20,7 @@ def test_failed_postpone_compaction_deletes_the_files_of_every_partition(tmp_pat
     catalog.create_database("db")
     t = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "-2"})
     t.write_arrow(pa.table({"dt": ["a", "a", "b", "b"], "id": [1, 2, 1, 2], "v": [1, 2, 3, 4]}, schema=SCHEMA))
-    entries = live_entries(t.manifests(), t.latest_snapshot())
+    entries = live_entries(t.store.manifests(), t.latest_snapshot())
     # the partition compacted last loses its postponed file (a concurrent compaction took it)
     last = entries[-1]
     assert last.bucket == -2

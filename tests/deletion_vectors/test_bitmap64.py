@@ -170,10 +170,10 @@ def _rows(table: lakestore.Table) -> list[tuple[int, str | None]]:
 def _kinds(table: lakestore.Table) -> dict[str, bool]:
     where = {
         name: DeletionFile(f.file_name, offset, length, external_path=f.external_path)
-        for f in read_index_files(table.file_io, table.path, table.latest_snapshot())
+        for f in read_index_files(table.store.file_io, table.path, table.latest_snapshot())
         for name, offset, length in f.ranges
     }
-    return {name: wide for name, (_, wide) in read_vectors_and_kinds(table.file_io, table.path, where).items()}
+    return {name: wide for name, (_, wide) in read_vectors_and_kinds(table.store.file_io, table.path, where).items()}
 
 
 def _fixture_table(tmp_path: Path) -> lakestore.Table:
@@ -184,7 +184,7 @@ def _fixture_table(tmp_path: Path) -> lakestore.Table:
 def test_lakestore_reads_and_continues_a_paimon_2_table(tmp_path) -> None:
     table = _fixture_table(tmp_path)
     assert _rows(table) == FIXTURE_ROWS
-    entries = read_index_manifest(table.file_io, table.path, table.latest_snapshot().index_manifest)
+    entries = read_index_manifest(table.store.file_io, table.path, table.latest_snapshot().index_manifest)
     ranges = [r for e in entries for r in e.index_file.dv_ranges or ()]
     assert ranges and all(r.cardinality for r in ranges)
     assert set(_kinds(table).values()) == {True}
@@ -195,7 +195,7 @@ def test_lakestore_reads_and_continues_a_paimon_2_table(tmp_path) -> None:
     table.write_arrow(pa.table({"id": [2, 4, 10], "v": ["b3", "d3", "j"]}, schema=SCHEMA))
     assert _rows(table) == [(1, "aa"), (2, "b3"), (4, "d3"), (6, "f"), (7, "gg"), (8, "h"), (9, "i"), (10, "j")]
     assert set(_kinds(table).values()) == {True}
-    entries = read_index_manifest(table.file_io, table.path, table.latest_snapshot().index_manifest)
+    entries = read_index_manifest(table.store.file_io, table.path, table.latest_snapshot().index_manifest)
     assert all(r.cardinality is not None for e in entries for r in e.index_file.dv_ranges or ())
 
 
@@ -236,8 +236,8 @@ def test_a_vector_keeps_its_kind_when_the_option_changes(tmp_path) -> None:
     assert old and set(old.values()) == {False}
     table = lakestore.Catalog(str(tmp_path / "wh")).alter_table("db.t", [SetOption("deletion-vectors.bitmap64", "true")])
     snapshot = table.latest_snapshot()
-    (index_file,) = read_index_files(table.file_io, table.path, snapshot)
-    maintainer = DeletionVectorsMaintainer.restore(table.file_io, table.path, snapshot, partition=index_file.partition, bucket=0)
+    (index_file,) = read_index_files(table.store.file_io, table.path, snapshot)
+    maintainer = DeletionVectorsMaintainer.restore(table.store.file_io, table.path, snapshot, partition=index_file.partition, bucket=0)
     assert maintainer.bitmap64  # from the latest schema
     (restored,) = old
     maintainer.delete(restored, np.array([0], dtype=np.int64))
@@ -338,7 +338,7 @@ def test_bitmap64_index_files_byte_exact_with_java(java_any, catalog, warehouse)
 
     def shape(table: lakestore.Table) -> list[tuple[bytes, int, int, list[tuple[int, int | None]]]]:
         out = []
-        for e in read_index_manifest(table.file_io, table.path, table.latest_snapshot().index_manifest):
+        for e in read_index_manifest(table.store.file_io, table.path, table.latest_snapshot().index_manifest):
             ranges = [(r.length, r.cardinality) for r in e.index_file.dv_ranges or ()]
             out.append((e.partition, e.bucket, e.index_file.file_size, sorted(ranges)))
         return sorted(out)

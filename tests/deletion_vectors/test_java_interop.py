@@ -26,7 +26,7 @@ def options(engine: str) -> dict[str, str]:
 
 
 def vector_count(table: lakestore.Table) -> int:
-    return sum(len(f.ranges) for f in read_index_files(table.file_io, table.path, table.latest_snapshot()))
+    return sum(len(f.ranges) for f in read_index_files(table.store.file_io, table.path, table.latest_snapshot()))
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -39,7 +39,7 @@ def test_java_writes_lakestore_reads(java_any, catalog, warehouse, engine):
         same_rows(catalog.get_table("db.t").to_arrow(), expected, KEYS)
     table = catalog.get_table("db.t")
     assert vector_count(table) > 0
-    assert all(s.raw_convertible for s in table.plan())
+    assert all(s.raw_convertible for s in table.scan().plan())
     same_rows(java.read(warehouse, "db.t"), expected, KEYS)
     java.compact(warehouse, "db.t")
     same_rows(catalog.get_table("db.t").to_arrow(), expected, KEYS)
@@ -141,8 +141,8 @@ def test_index_files_byte_exact_with_java(java_any, catalog, warehouse):
 
     def vectors(table: lakestore.Table) -> list[tuple[bytes, int, list[int]]]:
         out = []
-        for split in table.plan():
-            for name, positions in read_vectors(table.file_io, table.path, dict(split.deletion_files)).items():
+        for split in table.scan().plan():
+            for name, positions in read_vectors(table.store.file_io, table.path, dict(split.deletion_files)).items():
                 level = next(f.level for f in split.files if f.file_name == name)
                 out.append((split.partition, split.bucket, level, positions.tolist()))
         return sorted(out)
@@ -150,7 +150,7 @@ def test_index_files_byte_exact_with_java(java_any, catalog, warehouse):
     assert vectors(ours) == vectors(theirs)
 
     def index_shape(table: lakestore.Table) -> list[tuple[bytes, int, int]]:
-        files = read_index_files(table.file_io, table.path, table.latest_snapshot())
+        files = read_index_files(table.store.file_io, table.path, table.latest_snapshot())
         return sorted((f.partition, f.bucket, f.file_size) for f in files)
 
     assert index_shape(ours) == index_shape(theirs)
@@ -201,5 +201,5 @@ def test_partition_overwrite_drops_vectors(java, catalog, warehouse):
     expected = pa.concat_tables([before.filter(pa.compute.equal(before["dt"], "b")), replacement])
     same_rows(table.to_arrow(), expected, KEYS)
     same_rows(java.read(warehouse, "db.t"), expected, KEYS)
-    live = {name for split in table.plan() for name, _ in split.deletion_files}
-    assert all(split.partition_values == ("b",) for split in table.plan() if split.deletion_files), live
+    live = {name for split in table.scan().plan() for name, _ in split.deletion_files}
+    assert all(split.partition_values == ("b",) for split in table.scan().plan() if split.deletion_files), live

@@ -35,7 +35,7 @@ def _on_disk(table: lakestore.Table) -> set[str]:
 
 
 def _live(table: lakestore.Table, snapshot=None) -> set[str]:
-    return {f.file_name for f in read_index_files(table.file_io, table.path, snapshot or table.latest_snapshot())}
+    return {f.file_name for f in read_index_files(table.store.file_io, table.path, snapshot or table.latest_snapshot())}
 
 
 def _rows(table: lakestore.Table, **kwargs) -> dict[int, str]:
@@ -52,7 +52,7 @@ def test_expiration_deletes_unreferenced_index_files(tmp_path):
     table.manage.create_tag("t1", snapshot_id=4)
     tagged, tagged_rows = _live(table, table.snapshot(4)), _rows(table, snapshot_id=4)
     table.maintenance.expire_snapshots(num_retained_min=1, time_retained_ms=0, now_ms=LATER_MS)
-    assert table.snapshot_manager.earliest_id() == table.latest_snapshot().id
+    assert table.store.snapshot_manager.earliest_id() == table.latest_snapshot().id
     assert _on_disk(table) == _live(table) | tagged
     assert _rows(lakestore.Table.from_path(table.path)) == expected
     assert _rows(table, tag="t1") == tagged_rows

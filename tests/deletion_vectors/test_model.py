@@ -31,11 +31,11 @@ def _apply(model: dict, rows, engine: str) -> None:
 
 
 def _check_invariant(table: lakestore.Table) -> None:
-    reader = table.split_reader()
+    reader = table.store.split_reader()
     files = live_files(table)
     assert all(f.level > 0 for f in files), "level 0 must be moved up at every commit"
-    for split in table.plan():
-        vectors = read_vectors(table.file_io, table.path, dict(split.deletion_files))
+    for split in table.scan().plan():
+        vectors = read_vectors(table.store.file_io, table.path, dict(split.deletion_files))
         keys: Counter = Counter()
         for f in split.files:
             whole = reader.read_file(split.partition_values, split.bucket, f, ["p", "k"], system=False)

@@ -38,7 +38,7 @@ def ids_of(table: pa.Table) -> list[int]:
 
 
 def dv_index(table: lakestore.Table) -> list[tuple[str, int, int]]:
-    return sorted((f.partition_path, f.bucket, f.rows) for f in table.index_files() if f.index_type == "DELETION_VECTORS")
+    return sorted((f.partition_path, f.bucket, f.rows) for f in table.store.index_files() if f.index_type == "DELETION_VECTORS")
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
@@ -85,13 +85,13 @@ def test_unaware_tables_keep_untouched_index_files(java: Any, warehouse: Path, c
     java.write(warehouse, "db.a", rows(range(10, 20)))
     table = catalog.get_table("db.a")
     table.delete(col("id") == 1)
-    first = {f.file_name for f in table.index_files()}
+    first = {f.file_name for f in table.store.index_files()}
     assert dv_index(table) == [("dt=a", 0, 1)]
     table.delete(col("id") == 11)  # another data file: the first index file stays
-    assert first <= {f.file_name for f in table.index_files()}
+    assert first <= {f.file_name for f in table.store.index_files()}
     assert dv_index(table) == [("dt=a", 0, 1), ("dt=a", 0, 1)]
     table.delete(col("id").isin([2, 12]))  # both files touched: both index files retired
-    names = {f.file_name for f in table.index_files()}
+    names = {f.file_name for f in table.store.index_files()}
     assert not names & first
     assert dv_index(table) == [("dt=a", 0, 2)]
     assert ids_of(java.read(warehouse, "db.a")) == sorted(set(range(20)) - {1, 2, 11, 12})
@@ -104,7 +104,7 @@ def test_partition_filter_drops_partitions_and_refusals(java: Any, warehouse: Pa
     table = catalog.get_table("db.a")
     table.delete(col("id") == 4)
     assert table.delete(col("dt") == "b").commit_kind == "OVERWRITE"
-    assert table.index_files() == []  # the partition's vectors went with it
+    assert table.store.index_files() == []  # the partition's vectors went with it
     assert ids_of(java.read(warehouse, "db.a")) == [0, 1, 2]
     table.write_arrow(rows(range(9, 11)))  # appends add files and keep the vectors
     table.delete(col("id") == 10)
@@ -143,11 +143,11 @@ def test_update_marks_vectors_and_appends(java: Any, warehouse: Path, catalog: l
     java.write(warehouse, "db.a", rows(range(0, 10)))
     java.write(warehouse, "db.a", rows(range(10, 20), dt="b"))
     table = catalog.get_table("db.a")
-    before = {f.file_name for f in table.live_files()}
+    before = {f.file_name for f in table.store.live_files()}
     snapshot = table.update(set={"v": "new"}, filter=col("id").isin([1, 5, 15]) | (col("v") == "v7"))
     assert snapshot is not None and snapshot.commit_kind == "APPEND" and snapshot.operation == "UPDATE"
     after = catalog.get_table("db.a")
-    assert before < {f.file_name for f in after.live_files()}  # old files kept (vectors), new ones added
+    assert before < {f.file_name for f in after.store.live_files()}  # old files kept (vectors), new ones added
     want = {i: ("new" if i in (1, 5, 7, 15) else f"v{i}") for i in range(20)}
     for read in (after.to_arrow(), java.read(warehouse, "db.a")):
         assert sorted((r["id"], r["v"]) for r in read.to_pylist()) == sorted(want.items())

@@ -197,16 +197,16 @@ def test_delete_writes_minus_d_rows_with_new_sequence_numbers(catalog: lakestore
     sequence numbers above everything the bucket held (Paimon's batch DELETE)."""
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], primary_keys=KEYS, options={"bucket": "1"})
     table.write_arrow(pa.Table.from_pylist([{"dt": "a", "id": i, "v": i, "s": "x"} for i in range(5)], schema=SCHEMA))
-    before = table.live_files()
+    before = table.store.live_files()
     snapshot = table.delete(col("v") >= 3)
     assert snapshot is not None and snapshot.commit_kind == "APPEND" and snapshot.operation == "DELETE"
     changes = table.read_changes(from_snapshot_id=1)
     assert sorted(changes.to_pylist(), key=lambda r: r["id"]) == [{"dt": "a", "id": i, "v": i, "s": "x", "_row_kind": "-D"} for i in (3, 4)]
-    old = [e.file for e in live_entries(table.manifests(), table.snapshot(1))]
-    new = [e.file for e in live_entries(table.manifests(), snapshot) if e.file.file_name not in {f.file_name for f in old}]
+    old = [e.file for e in live_entries(table.store.manifests(), table.snapshot(1))]
+    new = [e.file for e in live_entries(table.store.manifests(), snapshot) if e.file.file_name not in {f.file_name for f in old}]
     assert len(new) == 1 and new[0].row_count == 2 and new[0].delete_row_count == 2 and new[0].level == 0
     assert new[0].min_sequence_number == max(f.max_sequence_number for f in old) + 1
-    assert {f.file_name for f in before} <= {f.file_name for f in table.live_files()}
+    assert {f.file_name for f in before} <= {f.file_name for f in table.store.live_files()}
     assert [r["id"] for r in table.to_arrow().to_pylist()] == [0, 1, 2]
 
 
@@ -215,7 +215,7 @@ def test_partition_filters_drop_partitions(catalog: lakestore.Catalog) -> None:
     table.write_arrow(pa.Table.from_pylist([{"dt": d, "id": 1, "v": 1, "s": "x"} for d in "abc"], schema=SCHEMA))
     snapshot = table.delete(col("dt").isin(["a", "c"]))
     assert snapshot is not None and snapshot.commit_kind == "OVERWRITE" and snapshot.operation == "TRUNCATE"
-    assert {f.partition["dt"] for f in table.live_files()} == {"b"}
+    assert {f.partition["dt"] for f in table.store.live_files()} == {"b"}
     assert table.delete(col("dt") == "zz") is None  # no partition matched: nothing committed
     assert table.delete().commit_kind == "OVERWRITE"
     assert table.to_arrow().num_rows == 0

@@ -318,7 +318,7 @@ def test_append_table_writes_indexes_and_skips_files(catalog: lakestore.Catalog,
     if threshold == "1 b":
         assert all(f.embedded_file_index is None and f.extra_files == (f.file_name + ".index",) for f in files)
         folder = table.path + "/bucket-0"
-        assert all(table.file_io.exists(f"{folder}/{f.file_name}.index") for f in files)
+        assert all(table.store.file_io.exists(f"{folder}/{f.file_name}.index") for f in files)
     else:
         assert all(f.embedded_file_index is not None and f.extra_files == () for f in files)
     plan = table.scan().filter(col("s") == "v201").plan()
@@ -382,7 +382,7 @@ def test_index_files_follow_their_data_files_through_maintenance(catalog: lakest
     folder = table.path + "/bucket-0"
 
     def on_disk() -> set[str]:
-        return {p.rsplit("/", 1)[-1] for p in table.file_io.list_names(folder)}
+        return {p.rsplit("/", 1)[-1] for p in table.store.file_io.list_names(folder)}
 
     old = {f.file_name for f in _files(table)}
     assert {n + ".index" for n in old} <= on_disk()

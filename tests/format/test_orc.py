@@ -298,8 +298,8 @@ def test_file_statistics_prune_and_keep_every_match(catalog, file_format):
     for i, s in enumerate(["a" * 30, "m" * 30, "z" * 30]):  # one file each
         table.write_arrow(pa.table({"id": [i], "s": [s], "b": [s.encode()]}, schema=schema))
     col = lakestore.col
-    assert sum(len(s.files) for s in table.plan(filter=col("s") == "m" * 30)) == 1
-    assert sum(len(s.files) for s in table.plan(filter=col("id") >= 2)) == 1
+    assert sum(len(s.files) for s in table.scan(filter=col("s") == "m" * 30).plan()) == 1
+    assert sum(len(s.files) for s in table.scan(filter=col("id") >= 2).plan()) == 1
     everything = table.to_arrow()
     for predicate in (col("s") == "m" * 30, col("b") == b"z" * 30, col("s") > "m", col("id").isin([0, 2]), col("b").is_null()):
         expected = everything.filter(predicate.to_arrow())

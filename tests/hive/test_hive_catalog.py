@@ -259,7 +259,7 @@ def test_partitioned_table_syncs_partitions_and_statistics(metastore: Metastore,
     request = ttypes().GetPartitionsByNamesRequest(db_name=db, tbl_name="t", names=names)
     parts = {p.values[0]: p for p in catalog.client.call("get_partitions_by_names_req", request).partitions}
     live = {}
-    for f in table.live_files():
+    for f in table.store.live_files():
         s = live.setdefault(f.partition["dt"], [0, 0, 0])
         s[0], s[1], s[2] = s[0] + 1, s[1] + f.bytes, s[2] + f.rows
     for value, (files, size, rows) in live.items():

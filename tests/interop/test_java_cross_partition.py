@@ -67,8 +67,8 @@ def same_layout(got: lakestore.Table, expected: lakestore.Table, engine: str) ->
 def layout(table: lakestore.Table) -> dict[int, list[tuple[str, int]]]:
     """id -> the (partition, bucket) of every live row of the key (a unique key has one)."""
     where: dict[int, list[tuple[str, int]]] = defaultdict(list)
-    reader = table.split_reader()
-    for split in table.plan():
+    reader = table.store.split_reader()
+    for split in table.scan().plan():
         for key in reader.read(split, ["id"], None).column("id").to_pylist():
             where[key].append((split.partition_values[0], split.bucket))
     return dict(where)

@@ -52,9 +52,9 @@ def buckets_of_keys(table_path: str) -> dict[tuple[str, int], list[int]]:
     """(dt, id) -> the buckets whose live files hold the key (a unique key has one)."""
     table = lakestore.Table.from_path(table_path)
     where: dict[tuple[str, int], set[int]] = defaultdict(set)
-    for split in table.plan():
+    for split in table.scan().plan():
         for f in split.files:
-            data = table.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
+            data = table.store.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
             for dt, key in zip(data["dt"].to_pylist(), data["id"].to_pylist(), strict=True):
                 where[(dt, key)].add(split.bucket)
     return {k: sorted(v) for k, v in where.items()}
@@ -171,7 +171,7 @@ def test_partition_overwrite_starts_that_partitions_index_afresh(java, catalog, 
 
 
 def _partition_of(index: dict[tuple[bytes, int], list[int]], table: lakestore.Table, dt: str) -> bytes:
-    b_buckets = [split.partition for split in table.plan() if split.partition_values == (dt,)]
+    b_buckets = [split.partition for split in table.scan().plan() if split.partition_values == (dt,)]
     return b_buckets[0]
 
 
@@ -200,7 +200,7 @@ def test_deletion_vectors_on_a_dynamic_bucket_table(java, catalog, warehouse):
         expected = upserted(*BATCHES[: i + 1])
         same_rows(catalog.get_table("db.t").to_arrow(), expected, ["dt", "id"])
         same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])
-    types = {f.index_type for f in catalog.get_table("db.t").index_files()}
+    types = {f.index_type for f in catalog.get_table("db.t").store.index_files()}
     assert types == {"HASH", "DELETION_VECTORS"}
     assert layout_of(table.path, "HASH") == layout_of(catalog.get_table("db.ref").path, "HASH")
 
@@ -216,7 +216,7 @@ def test_expiration_by_lakestore_keeps_what_java_needs(java, catalog, warehouse)
     table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
     table.maintenance.remove_orphan_files(older_than_ms=2**62)
     index_dir = Path(table.path) / "index"
-    assert sorted(p.name for p in index_dir.iterdir()) == sorted(f.file_name for f in table.index_files())
+    assert sorted(p.name for p in index_dir.iterdir()) == sorted(f.file_name for f in table.store.index_files())
     java.write(warehouse, "db.t", rows("a", [0, 99], "j"))
     expected = upserted(*BATCHES, rows("a", [0, 99], "j"))
     same_rows(java.read(warehouse, "db.t"), expected, ["dt", "id"])

@@ -86,7 +86,7 @@ def _index_bytes(table: lakestore.Table, f: DataFileMeta) -> bytes:
     if f.embedded_file_index is not None:
         return f.embedded_file_index
     (name,) = f.extra_files
-    return table.file_io.read_bytes(f"{table.path}/bucket-0/{name}")
+    return table.store.file_io.read_bytes(f"{table.path}/bucket-0/{name}")
 
 
 def _java_scans(warehouse: Path, *queries: str) -> dict[str, dict[str, int]]:

@@ -47,10 +47,10 @@ def copy_warehouse(warehouse, name: str):
 
 
 def set_snapshot_time(table: lakestore.Table, snapshot_id: int, time_millis: int) -> None:
-    path = table.snapshot_manager.path(snapshot_id)
-    doc = json.loads(table.file_io.read_bytes(path))
+    path = table.store.snapshot_manager.path(snapshot_id)
+    doc = json.loads(table.store.file_io.read_bytes(path))
     doc["timeMillis"] = time_millis
-    table.file_io.write_bytes(path, json.dumps(doc).encode())
+    table.store.file_io.write_bytes(path, json.dumps(doc).encode())
 
 
 def tag_map(table: lakestore.Table) -> dict[str, int]:
@@ -117,7 +117,7 @@ def test_consumer_expiration_as_java(java, catalog, warehouse):
     table.manage.reset_consumer("fresh", 3)
     retention = {"consumer.expiration-time": "1 d", "snapshot.num-retained.min": "1", "snapshot.time-retained": "1 ms"}
     catalog.alter_table("db.t", [SetOption(k, v) for k, v in retention.items()])
-    stale = f"{table.metadata_path}/consumer/consumer-stale"
+    stale = f"{table.store.metadata_path}/consumer/consumer-stale"
     two_days_ago = time.time() - 2 * 86_400
     os.utime(stale, (two_days_ago, two_days_ago))
     ours = lakestore.Catalog(str(copy_warehouse(warehouse, "ours"))).get_table("db.t")
@@ -127,7 +127,7 @@ def test_consumer_expiration_as_java(java, catalog, warehouse):
     ours.write_arrow(batch([10], "java"))  # lakestore expires after commit (retention options are set)
     assert ours.manage.consumers() == theirs.manage.consumers() == {"fresh": 3}
     # the stale consumer (at 1) no longer protects snapshots 1-2; the fresh one keeps 3 on
-    assert ours.snapshot_manager.earliest_id() == theirs.snapshot_manager.earliest_id() == 3
+    assert ours.store.snapshot_manager.earliest_id() == theirs.store.snapshot_manager.earliest_id() == 3
 
 
 # -- compaction ----------------------------------------------------------------------------------
@@ -165,7 +165,7 @@ def test_full_compaction_rewrites_files_with_deletion_vectors_as_java(java, cata
     table.write_arrow(batch(range(5), "b"))
     table.compact()  # level 0 up: the top file gets a deletion vector
     vectored = {f.file_name for f in live_files(table) if f.level == 5}
-    assert vectored and table.live_files()  # the top file has a vector: a full compaction rewrites it
+    assert vectored and table.store.live_files()  # the top file has a vector: a full compaction rewrites it
     catalog.alter_table("db.t", [SetOption("write-only", "false")])
     ours = lakestore.Catalog(str(copy_warehouse(warehouse, "ours"))).get_table("db.t")
 
@@ -187,7 +187,7 @@ def test_total_size_threshold_compacts_fully_as_java(java, catalog, warehouse):
         ours.write_arrow(batch(range(i, i + 5), f"v{i}"))
     theirs = catalog.get_table("db.j")
     kinds = [s["commit_kind"] for s in java.snapshots(warehouse, "db.j")]
-    assert kinds == [ours.snapshot(i).commit_kind for i in ours.snapshot_manager.list_ids()]
+    assert kinds == [ours.snapshot(i).commit_kind for i in ours.store.snapshot_manager.list_ids()]
     assert "COMPACT" in kinds
     assert _shape(ours) == _shape(theirs)
     assert sort_rows(ours.to_arrow()) == sort_rows(theirs.to_arrow())
@@ -204,7 +204,7 @@ def test_force_rewrite_all_files_leaves_bucket_unaware_tables_as_java(java, cata
     assert len(before) == 1
     catalog.alter_table("db.t", [SetOption("write-only", "false"), SetOption("compaction.force-rewrite-all-files", "true")])
     ours = lakestore.Catalog(str(copy_warehouse(warehouse, "ours"))).get_table("db.t")
-    latest = table.snapshot_manager.latest_id()
+    latest = table.store.snapshot_manager.latest_id()
     assert java.compact(warehouse, "db.t") == latest  # nothing committed
     assert ours.compact(full=True) == []
     assert sorted(f.file_name for f in live_files(ours)) == before

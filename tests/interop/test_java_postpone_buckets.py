@@ -54,7 +54,7 @@ def _rows(table: pa.Table) -> Model:
 
 
 def _entries(t: lakestore.Table) -> list[Any]:
-    return live_entries(t.manifests(), t.latest_snapshot())
+    return live_entries(t.store.manifests(), t.latest_snapshot())
 
 
 ROUND_1 = [

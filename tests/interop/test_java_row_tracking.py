@@ -222,7 +222,7 @@ def test_java_compacted_row_tracking_table_read_by_lakestore(java, catalog, ware
     java.compact(warehouse, "db.t")
     assert java.snapshots(warehouse, "db.t")[-1]["commit_kind"] == "COMPACT"
     table = catalog.get_table("db.t")
-    compacted = [f for split in table.plan() for f in split.files if f.file_source == 1]
+    compacted = [f for split in table.scan().plan() for f in split.files if f.file_source == 1]
     assert compacted and all(f.first_row_id is None and "_ROW_ID" in (f.write_cols or ()) for f in compacted)
     assert java_tracking(java, warehouse) == before
     assert lake_tracking(catalog) == before
@@ -236,5 +236,5 @@ def test_several_files_in_one_commit_read_by_java(java, catalog, warehouse, opti
     table = catalog.create_table("db.t", schema=SCHEMA, partition_keys=["dt"], options={**options, "write-buffer-size": "1 kb"})
     data = rows(["x"] * 200 + ["y"] * 100, list(range(300)))
     table.write_arrow(data.to_batches(max_chunksize=50))
-    assert len([f for split in table.plan() for f in split.files]) > 2
+    assert len([f for split in table.scan().plan() for f in split.files]) > 2
     assert lake_tracking(catalog) == java_tracking(java, warehouse)

@@ -42,7 +42,7 @@ def _lake(catalog: lakestore.Catalog, identifier: str = "db.t") -> list[dict]:
 def _compacted(t: lakestore.Table) -> dict[bytes, tuple]:
     """Per partition, the metadata of its compaction output (one file)."""
     out = {}
-    for e in live_entries(t.manifests(), t.latest_snapshot()):
+    for e in live_entries(t.store.manifests(), t.latest_snapshot()):
         f = e.file
         if f.file_source == 1:
             assert e.partition not in out

@@ -204,7 +204,7 @@ def test_bucket_function(java, catalog, warehouse, case):
     java.write(warehouse, "db.l", rows("java"))
     same(java.read(warehouse, "db.l"), rows("java"))
     same(ours.to_arrow(), rows("java"))
-    assert len({f.bucket for f in ours.live_files()}) > 1
+    assert len({f.bucket for f in ours.store.live_files()}) > 1
     # bucket pruning finds every key in its bucket
     from lakestore.read.predicate import Column
 
@@ -277,7 +277,7 @@ def test_scan_bucket_table_option(java, catalog, warehouse):
     expected = java.read(warehouse, "db.t")
     assert 0 < expected.num_rows < 30  # of 35 keys, those of bucket 1
     same(expected, table.to_arrow())
-    assert {s.bucket for s in table.plan()} == {1}
+    assert {s.bucket for s in table.scan().plan()} == {1}
     for mode in ("delta", "diff"):
         options = {"incremental-between": "1,5", "incremental-between-scan-mode": mode}
         same(java.read(warehouse, "db.t", options=options), table.to_arrow(incremental_between="1,5", incremental_scan_mode=mode))

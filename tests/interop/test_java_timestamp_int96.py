@@ -50,7 +50,7 @@ def _physical(path: str) -> dict[str, str]:
 
 
 def _files(t: lakestore.Table) -> list[str]:
-    return [f"{t.path}/bucket-{e.bucket}/{e.file.file_name}" for e in live_entries(t.manifests(), t.latest_snapshot())]
+    return [f"{t.path}/bucket-{e.bucket}/{e.file.file_name}" for e in live_entries(t.store.manifests(), t.latest_snapshot())]
 
 
 def test_nanosecond_files_hold_int96_both_engines_read(java_any, catalog, warehouse):

@@ -221,7 +221,7 @@ def _verify(java: Any, warehouse: Path, table: lakestore.Table, history: History
     assert _rows(java.read(warehouse, IDENT, options={"scan.tag-name": name})) == history.at(tagged)
     # every file a retained snapshot or the tag reads is on disk
     for snapshot in [*table.snapshots(), *(t.snapshot for t in table.manage.tags())]:
-        for f in table.live_files(snapshot):
+        for f in table.store.live_files(snapshot):
             assert os.path.exists(os.path.join(table.path, f.partition_path, f"bucket-{f.bucket}", f.file_name)), f
     check = table.maintenance.check()
     assert check.ok, check
@@ -232,7 +232,7 @@ def _referenced(table: lakestore.Table) -> set[str]:
     """Data files (relative paths) a retained snapshot or a tag reads."""
     out: set[str] = set()
     for snapshot in [*table.snapshots(), *(t.snapshot for t in table.manage.tags())]:
-        for f in table.live_files(snapshot):
+        for f in table.store.live_files(snapshot):
             out.add(os.path.join(f.partition_path, f"bucket-{f.bucket}", f.file_name))
     return out
 

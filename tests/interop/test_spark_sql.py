@@ -201,7 +201,7 @@ def test_append_table_with_deletion_vectors(spark: SparkSqlOracle, warehouse: Pa
     rows = same_table(spark, catalog, c, "db.ap")
     assert rows == [(1, "a", "x"), (4, "d", "y"), (5, "E", "x")]
     t = catalog.get_table("db.ap")
-    assert t.index_files(), "Spark's DELETE on a deletion-vector table writes deletion vectors"
+    assert t.store.index_files(), "Spark's DELETE on a deletion-vector table writes deletion vectors"
     # lakestore deletes through deletion vectors as paimon-spark does; Spark reads it
     t.delete(col("id") == 1)
     rows = same_table(spark, catalog, c, "db.ap")
@@ -224,7 +224,7 @@ def test_append_table_with_deletion_vectors(spark: SparkSqlOracle, warehouse: Pa
     spark.sql(f"DELETE FROM {c}.db.ap WHERE id = 4")
     t = catalog.get_table("db.ap")
     t.write_arrow(pa.table({"id": pa.array([9], pa.int32()), "s": ["i"], "dt": ["y"]}), overwrite={"dt": "y"})
-    assert not [f for f in t.index_files() if f.partition == {"dt": "y"}]
+    assert not [f for f in t.store.index_files() if f.partition == {"dt": "y"}]
     assert same_table(spark, catalog, c, "db.ap") == [(5, "E", "x"), (9, "i", "y")]
     same_system_tables(spark, catalog, c, "ap")
 
@@ -264,7 +264,7 @@ def test_call_compact_full_and_sort(spark: SparkSqlOracle, warehouse: Path) -> N
     spark.sql(f"CALL {c}.sys.compact(table => 'db.cp')")
     t = catalog.get_table("db.cp")
     assert t.latest_snapshot().commit_kind == "COMPACT"  # type: ignore[union-attr]
-    assert all(f.level > 0 for f in t.live_files()), "a full compaction leaves no level-0 file"
+    assert all(f.level > 0 for f in t.store.live_files()), "a full compaction leaves no level-0 file"
     same_table(spark, catalog, c, "db.cp")
 
     # sort compaction of an append table (bucket -1): zorder and order
@@ -278,7 +278,7 @@ def test_call_compact_full_and_sort(spark: SparkSqlOracle, warehouse: Path) -> N
     spark.sql(f"CALL {c}.sys.compact(table => 'db.zs', order_strategy => 'order', order_by => 'b')")
     t = catalog.get_table("db.zs")
     assert same_table(spark, catalog, c, "db.zs") == before
-    files = t.live_files()
+    files = t.store.live_files()
     assert len(files) == 1
     in_file_order = t.to_arrow().column("b").to_pylist()
     assert in_file_order == sorted(in_file_order), "order compaction writes rows sorted by b; lakestore reads them in file order"

@@ -51,7 +51,7 @@ def test_s3_table_with_data_under_another_prefix(s3_server, bucket):
     )
     _exercise(t)
     client = s3_server.client()
-    live = {e.file.external_path for e in live_entries(t.manifests(), t.latest_snapshot())}
+    live = {e.file.external_path for e in live_entries(t.store.manifests(), t.latest_snapshot())}
     assert live and all(p.startswith(f"s3://{bucket}/ext/dt=a/bucket-0/data-") for p in live)
     assert {f"s3://{bucket}/{k}" for k in _keys(client, bucket, "ext/")} == live  # expired ones removed
     assert not [k for k in _keys(client, bucket, "wh/db.db/t/") if k.endswith(".parquet")]
@@ -78,5 +78,5 @@ def test_local_table_with_data_on_s3(s3_server, bucket, tmp_path, monkeypatch):
         },
     )
     _exercise(t)
-    live = {e.file.external_path for e in live_entries(t.manifests(), t.latest_snapshot())}
+    live = {e.file.external_path for e in live_entries(t.store.manifests(), t.latest_snapshot())}
     assert {f"s3://{bucket}/{k}" for k in _keys(s3_server.client(), bucket, f"ext-{tmp_path.name}/")} == live

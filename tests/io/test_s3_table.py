@@ -55,7 +55,7 @@ def test_lifecycle_on_s3_matches_local(s3_server, bucket, tmp_path):
     reopened = lakestore.Table.from_path(on_s3.path, options=options)
     assert sort_rows(reopened.to_arrow()) == sort_rows(local.to_arrow())
     # and from a pickled FileIO
-    clone = pickle.loads(pickle.dumps(on_s3.file_io))
+    clone = pickle.loads(pickle.dumps(on_s3.store.file_io))
     assert sort_rows(lakestore.Table.from_path(on_s3.path, file_io=clone).to_arrow()) == sort_rows(local.to_arrow())
 
     on_s3.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=LATER_MS)

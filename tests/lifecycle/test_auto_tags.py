@@ -122,7 +122,7 @@ def test_consumer_expiration(catalog):
         table.write_arrow(batch("a", [i], 1.0))
     table.manage.reset_consumer("old", 1)
     table.manage.reset_consumer("new", 3)
-    path = f"{table.metadata_path}/consumer/consumer-old"
+    path = f"{table.store.metadata_path}/consumer/consumer-old"
     stale = time.time() - 2 * 3600
     os.utime(path, (stale, stale))
     assert json.loads(open(path).read()) == {"nextSnapshot": 1}
@@ -132,12 +132,12 @@ def test_consumer_expiration(catalog):
     # re-recording a consumer refreshes it
     table.manage.reset_consumer("new", 4)
     assert expire_consumers(table.store) == ()
-    assert ConsumerManager(table.file_io, table.metadata_path).expire(int(time.time() * 1000) + 1000) == ["new"]
+    assert ConsumerManager(table.store.file_io, table.store.metadata_path).expire(int(time.time() * 1000) + 1000) == ["new"]
 
     keep = catalog.create_table("db.k", schema=SCHEMA)
     keep.write_arrow(batch("a", [1], 1.0))
     keep.manage.reset_consumer("old", 1)
-    os.utime(f"{keep.metadata_path}/consumer/consumer-old", (stale, stale))
+    os.utime(f"{keep.store.metadata_path}/consumer/consumer-old", (stale, stale))
     assert expire_consumers(keep.store) == ()
     assert keep.manage.consumers() == {"old": 1}
 
@@ -158,13 +158,13 @@ def test_a_table_resumes_its_walk(catalog, monkeypatch):
         table.write_arrow(batch("a", [i], 1.0))
     assert [t.snapshot_id for t in table.manage.tags()] == [1]
     seen: list[int] = []
-    get = type(table.snapshot_manager).get
+    get = type(table.store.snapshot_manager).get
 
     def counting(self, snapshot_id, *args, **kwargs):
         seen.append(snapshot_id)
         return get(self, snapshot_id, *args, **kwargs)
 
-    monkeypatch.setattr(type(table.snapshot_manager), "get", counting)
+    monkeypatch.setattr(type(table.store.snapshot_manager), "get", counting)
     table.write_arrow(batch("a", [9], 1.0))
     assert 2 not in seen and 3 not in seen and 5 in seen  # the walk looked at the new snapshot only
     seen.clear()

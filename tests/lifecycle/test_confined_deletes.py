@@ -103,7 +103,7 @@ def test_partition_drop_then_expiration_refuses_hostile_metadata(tmp_path, kind)
 def test_aborted_commit_refuses_messages_naming_outside_files(tmp_path, kind):
     table = _table(tmp_path)
     entry = hostile_entry(table, kind, tmp_path)
-    commit = TableCommit(table.file_io, table.path, table.schema, commit_user="u", manifests=table.store.manifest_store)
+    commit = TableCommit(table.store.file_io, table.path, table.schema, commit_user="u", manifests=table.store.manifest_store)
     message = CommitMessage(entry.partition, entry.bucket, entry.total_buckets, new_files=(entry.file,))
     _refused(tmp_path, lambda: commit.abort([message]))
 
@@ -154,7 +154,7 @@ def test_delete_confined_checks_the_whole_batch_first(tmp_path):
     folders = TableFolders.of(table.path, table.schema.options)
     with pytest.raises(PathOutsideTableError) as err:
         delete_confined(
-            table.file_io, folders, [("data", [str(inside), f"{table.path}/bucket-0/{'../' * 4}outside/victim.parquet"])], source="t"
+            table.store.file_io, folders, [("data", [str(inside), f"{table.path}/bucket-0/{'../' * 4}outside/victim.parquet"])], source="t"
         )
     assert inside.exists() and target.exists()
     assert len(err.value.paths) == 1

@@ -33,7 +33,7 @@ def test_retention_min_max_and_time(catalog):
     # nothing is old enough: only num-retained.max removes snapshots
     r = expire_snapshots(t.store, num_retained_min=1, num_retained_max=4, time_retained_ms=10**12)
     assert r.expired_snapshot_ids == (1, 2)
-    assert t.snapshot_manager.list_ids() == [3, 4, 5, 6]
+    assert t.store.snapshot_manager.list_ids() == [3, 4, 5, 6]
     # a snapshot goes when it is older than the retention (Paimon's check): 3 and 4 go, 5 stops the scan
     now = snaps[5].time_millis + 1000
     older_than = snaps[3].time_millis + 1  # snapshot 4 is older than this, snapshot 5 is not
@@ -41,7 +41,7 @@ def test_retention_min_max_and_time(catalog):
     assert r.expired_snapshot_ids == (3, 4)
     # at least num-retained.min stay
     r = expire_snapshots(t.store, num_retained_min=2, time_retained_ms=0, now_ms=FUTURE)
-    assert t.snapshot_manager.list_ids() == [5, 6]
+    assert t.store.snapshot_manager.list_ids() == [5, 6]
     assert open(f"{t.path}/snapshot/EARLIEST").read() == "5"
     assert rows(t.to_arrow()) == [("a", i, float(i)) for i in range(6)]
 
@@ -78,7 +78,7 @@ def test_deletes_exactly_unreferenced_files_and_not_other_tables(catalog):
     assert _data_files(t.path) == live
     # every manifest left is referenced by snapshot 3
     snap = t.latest_snapshot()
-    store = t.manifests()
+    store = t.store.manifests()
     wanted = {snap.base_manifest_list, snap.delta_manifest_list}
     for name in list(wanted):
         wanted |= {m.file_name for m in store.read_list(name)}
@@ -102,7 +102,7 @@ def test_tags_and_consumers_protect(catalog):
     assert rows(t.to_arrow(snapshot_id=3)) == [("a", i, 3.0) for i in range(3)]
     os.remove(f"{t.path}/consumer/consumer-job")
     expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
-    assert t.snapshot_manager.list_ids() == [4]
+    assert t.store.snapshot_manager.list_ids() == [4]
     t.manage.delete_tag("keep")  # its snapshot expired: the tag's files go with it
     assert len(_data_files(t.path)) == 1
 
@@ -111,7 +111,7 @@ def test_rerun_after_crash_part_way(catalog, monkeypatch):
     t = _pk_table(catalog)
     for v in range(5):
         t.write_arrow(batch("a", range(2), float(v)), overwrite=True)
-    real_delete = t.file_io.delete
+    real_delete = t.store.file_io.delete
     calls = {"n": 0}
 
     def crashing_delete(path):
@@ -121,11 +121,11 @@ def test_rerun_after_crash_part_way(catalog, monkeypatch):
                 raise OSError("crash")
         real_delete(path)
 
-    monkeypatch.setattr(t.file_io, "delete", crashing_delete)
+    monkeypatch.setattr(t.store.file_io, "delete", crashing_delete)
     with pytest.raises(OSError):
         expire_until(t.store, 1, 5)
-    monkeypatch.setattr(t.file_io, "delete", real_delete)
-    assert t.snapshot_manager.list_ids() == [2, 3, 4, 5]  # manifests of 2..4 are gone already
+    monkeypatch.setattr(t.store.file_io, "delete", real_delete)
+    assert t.store.snapshot_manager.list_ids() == [2, 3, 4, 5]  # manifests of 2..4 are gone already
     r = expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
     assert r.expired_snapshot_ids == (2, 3, 4)
     assert rows(t.to_arrow()) == [("a", 0, 4.0), ("a", 1, 4.0)]
@@ -137,8 +137,8 @@ def test_expire_after_commit_when_retention_is_set(catalog):
     t = _pk_table(catalog, **{"snapshot.num-retained.min": "2", "snapshot.num-retained.max": "3", "snapshot.expire.execution-mode": "sync"})
     for i in range(6):
         t.write_arrow(batch("a", [i], 1.0))
-    assert t.snapshot_manager.list_ids() == [4, 5, 6]
+    assert t.store.snapshot_manager.list_ids() == [4, 5, 6]
     plain = _pk_table(catalog, "db.plain")
     for i in range(12):
         plain.write_arrow(batch("a", [i], 1.0))
-    assert len(plain.snapshot_manager.list_ids()) == 12  # no retention options: nothing expires
+    assert len(plain.store.snapshot_manager.list_ids()) == 12  # no retention options: nothing expires

@@ -37,8 +37,8 @@ def _referenced(table: lakestore.Table, snapshots) -> tuple[set[str], set[str]]:
     manifest lists (independently of lakestore.lifecycle)."""
     data: set[str] = set()
     manifests: set[str] = set()
-    store = table.manifests()
-    reader = table.split_reader()
+    store = table.store.manifests()
+    reader = table.store.split_reader()
     from lakestore.read.planner import ScanPlanner
 
     for snap in snapshots:
@@ -64,7 +64,7 @@ def _on_disk(table: lakestore.Table) -> tuple[set[str], set[str]]:
 
 
 def _check(table: lakestore.Table, expected: dict[int, list], tags: dict[str, int]) -> None:
-    ids = table.snapshot_manager.list_ids()
+    ids = table.store.snapshot_manager.list_ids()
     assert set(ids) <= set(expected)
     assert not ids or ids == list(range(ids[0], ids[-1] + 1))
     for sid in ids:
@@ -104,22 +104,22 @@ def _run(tmp: str, sequence) -> None:
             counter += 1
             ids = sorted(op[2])
             data = pa.table({"dt": [op[1]] * len(ids), "id": ids, "v": [float(counter)] * len(ids)}, schema=SCHEMA)
-            before = table.snapshot_manager.latest_id() or 0
+            before = table.store.snapshot_manager.latest_id() or 0
             table.write_arrow(data, overwrite={"dt": op[1]} if kind == "overwrite" else None)
             if kind == "overwrite":
                 model = {k: v for k, v in model.items() if k[0] != op[1]}
             model.update({(op[1], i): float(counter) for i in ids})
             # a write may also commit a COMPACT snapshot (compaction trigger): record each one
-            for sid in range(before + 1, table.snapshot_manager.latest_id() + 1):
+            for sid in range(before + 1, table.store.snapshot_manager.latest_id() + 1):
                 expected[sid] = rows(table.to_arrow(snapshot_id=sid))
-            assert expected[table.snapshot_manager.latest_id()] == sorted((d, i, v) for (d, i), v in model.items())
+            assert expected[table.store.snapshot_manager.latest_id()] == sorted((d, i, v) for (d, i), v in model.items())
         elif kind == "compact":
             before = rows(table.to_arrow())
             for snap in table.compact(full=op[1]):
                 expected[snap.id] = rows(table.to_arrow(snapshot_id=snap.id))
                 assert expected[snap.id] == before
         elif kind == "tag":
-            ids = table.snapshot_manager.list_ids()
+            ids = table.store.snapshot_manager.list_ids()
             name = f"tag{op[1]}"
             if ids and name not in tags:
                 sid = ids[op[2] % len(ids)]
@@ -132,7 +132,7 @@ def _run(tmp: str, sequence) -> None:
                 del tags[name]
         elif kind == "expire":
             _, retain_min, retain_max, all_old = op
-            ids = table.snapshot_manager.list_ids()
+            ids = table.store.snapshot_manager.list_ids()
             if retain_max is not None and retain_max < retain_min:
                 retain_max = retain_min
             if all_old:
@@ -143,7 +143,7 @@ def _run(tmp: str, sequence) -> None:
             else:  # nothing is old enough: only num-retained.max removes snapshots
                 expire_snapshots(table.store, num_retained_min=retain_min, num_retained_max=retain_max, time_retained_ms=10**12)
                 keep = retain_max if retain_max is not None else len(ids)
-            assert table.snapshot_manager.list_ids() == (ids[-keep:] if ids else [])
+            assert table.store.snapshot_manager.list_ids() == (ids[-keep:] if ids else [])
         elif kind == "rollback":
             _, to_tag, pick = op
             if to_tag and tags:
@@ -151,7 +151,7 @@ def _run(tmp: str, sequence) -> None:
                 target = tags[name]
                 table.manage.rollback_to(tag=name)
             else:
-                ids = table.snapshot_manager.list_ids()
+                ids = table.store.snapshot_manager.list_ids()
                 if not ids:
                     continue
                 target = ids[pick % len(ids)]
@@ -162,7 +162,7 @@ def _run(tmp: str, sequence) -> None:
             expected = {s: r for s, r in expected.items() if s <= target}
         elif kind == "orphans":
             result = table.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
-            retained = [table.snapshot(i) for i in table.snapshot_manager.list_ids()] + [t.snapshot for t in table.manage.tags()]
+            retained = [table.snapshot(i) for i in table.store.snapshot_manager.list_ids()] + [t.snapshot for t in table.manage.tags()]
             want_data, want_manifests = _referenced(table, retained)
             have_data, have_manifests = _on_disk(table)
             assert have_data == want_data, (sorted(have_data ^ want_data), result)

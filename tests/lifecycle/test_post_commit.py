@@ -28,7 +28,7 @@ def test_new_commit_runs_expiration(catalog):
     t = _table(catalog, **RETAIN_TWO)
     for i in range(4):
         _commit_via_new_commit(t, batch("a", [i], float(i)))
-    assert t.snapshot_manager.list_ids() == [3, 4]
+    assert t.store.snapshot_manager.list_ids() == [3, 4]
     assert len(rows(t.to_arrow())) == 4
 
 
@@ -36,9 +36,9 @@ def test_compact_and_write_arrow_run_it_once_per_commit(catalog):
     t = _table(catalog, **RETAIN_TWO)
     for i in range(3):
         t.write_arrow(batch("a", [i], float(i)))
-    assert t.snapshot_manager.list_ids() == [2, 3]
+    assert t.store.snapshot_manager.list_ids() == [2, 3]
     assert len(t.compact(full=True)) == 1
-    assert t.snapshot_manager.list_ids() == [3, 4]
+    assert t.store.snapshot_manager.list_ids() == [3, 4]
 
 
 def test_automatic_tags_from_new_commit(catalog):
@@ -55,7 +55,7 @@ def test_maintenance_failure_is_logged_not_raised(catalog, caplog):
 
     write = t.new_write(commit_user="u")
     write.write_arrow(batch("a", [1, 2], 1.0))
-    commit = TableCommit(t.file_io, t.path, t.schema, commit_user="u", post_commit=failing)
+    commit = TableCommit(t.store.file_io, t.path, t.schema, commit_user="u", post_commit=failing)
     with caplog.at_level(logging.WARNING, logger="lakestore.commit.commit"):
         landed = commit.commit(write.prepare_commit())
     assert [s.id for s in landed] == [1]
@@ -66,7 +66,7 @@ def test_maintenance_failure_is_logged_not_raised(catalog, caplog):
 def test_post_commit_not_run_when_nothing_landed(catalog):
     t = _table(catalog)
     calls = []
-    commit = TableCommit(t.file_io, t.path, t.schema, commit_user="u", post_commit=calls.append)
+    commit = TableCommit(t.store.file_io, t.path, t.schema, commit_user="u", post_commit=calls.append)
     assert commit.commit([]) == []
     assert calls == []
 

@@ -114,4 +114,4 @@ def test_widen_rename_drop_add_reads_old_files_by_field_id(catalog, table):
 def test_forbidden_changes_raise_and_publish_nothing(catalog, table, change):
     with pytest.raises(SchemaChangeError):
         catalog.alter_table("db.t", [change])
-    assert table.schema_manager.list_ids() == [0]
+    assert table.store.schema_manager.list_ids() == [0]

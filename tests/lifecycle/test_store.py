@@ -28,11 +28,16 @@ def test_open_refuses_a_missing_table_or_branch(catalog, tmp_path):
     catalog.create_table("db.t", schema=SCHEMA)
     table = catalog.get_table("db.t")
     with pytest.raises(TableNotFoundError, match="no schema files"):
-        FileStore.open(str(tmp_path / "nothing"), file_io=table.file_io)
+        FileStore.open(str(tmp_path / "nothing"), file_io=table.store.file_io)
     with pytest.raises(TableNotFoundError, match="branch 'dev'"):
-        FileStore.open(table.path, file_io=table.file_io, branch="dev")
-    store = FileStore.open(table.path + "/", file_io=table.file_io, identifier="db.t")
-    assert (store.path, store.metadata_path, store.branch, store.schema.id) == (table.path, table.metadata_path, "main", table.schema.id)
+        FileStore.open(table.path, file_io=table.store.file_io, branch="dev")
+    store = FileStore.open(table.path + "/", file_io=table.store.file_io, identifier="db.t")
+    assert (store.path, store.metadata_path, store.branch, store.schema.id) == (
+        table.path,
+        table.store.metadata_path,
+        "main",
+        table.schema.id,
+    )
 
 
 def test_a_store_commit_runs_the_tables_maintenance(catalog):

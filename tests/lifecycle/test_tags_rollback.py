@@ -67,7 +67,7 @@ def test_rollback_to_snapshot_removes_later_snapshots_tags_and_files(catalog):
     t.write_arrow(batch("b", [1], 3.0))
     t.manage.create_tag("late", 3)
     t.manage.rollback_to(1)
-    assert t.snapshot_manager.list_ids() == [1]
+    assert t.store.snapshot_manager.list_ids() == [1]
     assert t.manage.tags() == []
     assert {n for _, _, ns in os.walk(t.path) for n in ns if n.startswith("data-")} == files_1
     assert rows(t.to_arrow()) == [("a", i, 1.0) for i in range(3)]
@@ -85,10 +85,10 @@ def test_rollback_to_tag_of_expired_snapshot(catalog):
     for v in (2.0, 3.0, 4.0):
         t.write_arrow(batch("a", range(3), v), overwrite=True)
     expire_snapshots(t.store, num_retained_min=1, time_retained_ms=0, now_ms=FUTURE)
-    assert t.snapshot_manager.list_ids() == [4]
+    assert t.store.snapshot_manager.list_ids() == [4]
     t.manage.rollback_to(tag="v1")
-    assert t.snapshot_manager.list_ids() == [1]
-    assert t.snapshot_manager.earliest_id() == 1
+    assert t.store.snapshot_manager.list_ids() == [1]
+    assert t.store.snapshot_manager.earliest_id() == 1
     assert rows(t.to_arrow()) == [("a", i, 1.0) for i in range(3)]
     assert t.maintenance.remove_orphan_files(older_than_ms=FUTURE).deleted == ()
     data = [n for _, _, ns in os.walk(t.path) for n in ns if n.startswith("data-")]
@@ -119,10 +119,10 @@ def test_automatic_daily_tags(catalog):
 
 def set_snapshot_time(table, snapshot_id: int, time_millis: int) -> None:
     """Rewrite a snapshot's commit time (tests of time-driven maintenance)."""
-    path = table.snapshot_manager.path(snapshot_id)
-    doc = json.loads(table.file_io.read_bytes(path))
+    path = table.store.snapshot_manager.path(snapshot_id)
+    doc = json.loads(table.store.file_io.read_bytes(path))
     doc["timeMillis"] = time_millis
-    table.file_io.write_bytes(path, json.dumps(doc).encode())
+    table.store.file_io.write_bytes(path, json.dumps(doc).encode())
 
 
 def test_options_of_lifecycle_are_validated(catalog):

@@ -63,7 +63,7 @@ def as_dict(table: pa.Table) -> dict[tuple[Any, Any], dict[str, Any]]:
 
 
 def levels(table: lakestore.Table) -> list[int]:
-    return sorted(e.file.level for e in live_entries(table.manifests(), table.latest_snapshot()))
+    return sorted(e.file.level for e in live_entries(table.store.manifests(), table.latest_snapshot()))
 
 
 def run_history(

@@ -200,14 +200,14 @@ def test_commits_write_combine_and_carry_the_index_manifest(table):
     committed = table.new_commit(commit_user="u").commit([CommitMessage(PARTITION, 0, 1, new_index_files=(first,))], 1)
     snapshot = committed[-1]
     assert snapshot.index_manifest is not None
-    assert [e.index_file for e in read_index_manifest(table.file_io, table.path, snapshot.index_manifest)] == [first]
+    assert [e.index_file for e in read_index_manifest(table.store.file_io, table.path, snapshot.index_manifest)] == [first]
     carried = table.write_arrow(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
     assert carried is not None and carried.index_manifest == snapshot.index_manifest
     second = _index_file(table, "index-2-0")
     replaced = table.new_commit(commit_user="u").commit(
         [CommitMessage(PARTITION, 0, 1, new_index_files=(second,), deleted_index_files=(first,))], 2
     )[-1]
-    assert [e.index_file for e in read_index_manifest(table.file_io, table.path, replaced.index_manifest)] == [second]
+    assert [e.index_file for e in read_index_manifest(table.store.file_io, table.path, replaced.index_manifest)] == [second]
     # retiring a file that is no longer live is a conflict; the loser's new index files go
     third = _index_file(table, "index-3-0")
     with pytest.raises(CommitConflictError, match="index-1-0"):

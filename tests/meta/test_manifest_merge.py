@@ -22,7 +22,7 @@ PK_COMMITS = 50
 
 
 def _list_sizes(t, snap):
-    m = t.manifests()
+    m = t.store.manifests()
     return len(m.read_list(snap.base_manifest_list)), len(m.read_list(snap.delta_manifest_list))
 
 
@@ -75,7 +75,7 @@ def test_rows_intact_after_merging(merged_tables):
 
 def test_merging_drops_cancelled_entries(merged_tables):
     for t in merged_tables:
-        m = t.manifests()
+        m = t.store.manifests()
         snap = t.latest_snapshot()
         ever = sum(len(m.read_entries(meta.file_name)) for s in t.snapshots() for meta in m.read_list(s.delta_manifest_list))
         base = [e for meta in m.read_list(snap.base_manifest_list) for e in m.read_entries(meta.file_name)]

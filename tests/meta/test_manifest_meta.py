@@ -31,7 +31,7 @@ def catalog(tmp_path):
 
 
 def _all_metas(t):
-    store = t.manifests()
+    store = t.store.manifests()
     out = []
     for snapshot in t.snapshots():
         out += data_manifests(store, snapshot)
@@ -51,7 +51,7 @@ def test_every_manifest_records_bucket_and_level_ranges(catalog):
     for i in range(4):
         t.write_arrow(_batch(range(i, 20), float(i), dt="a" if i % 2 else "b"))
     t.compact(full=True)
-    store = t.manifests()
+    store = t.store.manifests()
     metas = _all_metas(t)
     assert any(m.num_deleted_files for m in metas)  # the compaction's delta
     merged = store.read_list(t.latest_snapshot().base_manifest_list)
@@ -88,7 +88,7 @@ class _Counting(ManifestStore):
 
 
 def _counting(t) -> _Counting:
-    store = _Counting(t.file_io, t.path, compression=t.options.manifest_compression)
+    store = _Counting(t.store.file_io, t.path, compression=t.options.manifest_compression)
     store.read = []
     return store
 
@@ -108,7 +108,7 @@ def test_a_predicate_pinning_the_bucket_key_skips_manifests_of_other_buckets(cat
     assert 0 < len(set(store.read)) < len(manifests) / 2
     # a one-bucket compaction reads only the manifests of its bucket
     monkeypatch.undo()
-    entries = live_entries(t.manifests(), t.latest_snapshot())
+    entries = live_entries(t.store.manifests(), t.latest_snapshot())
     target = entries[0]
     files = [e.file for e in entries if e.bucket == target.bucket]
     store = _counting(t)

@@ -170,6 +170,6 @@ def test_entropy_directories_match_paimon_java(tmp_path):
     java.create_table(warehouse, "db.t", SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options=options)
     java.write(warehouse, "db.t", _batch([1, 2], 1.0))
     t = lakestore.Catalog(str(warehouse)).get_table("db.t")
-    (entry,) = live_entries(t.manifests(), t.latest_snapshot())
+    (entry,) = live_entries(t.store.manifests(), t.latest_snapshot())
     assert entry.file.external_path == f"file:{tmp_path}/ext/dt=a/bucket-0/{entropy_dirs(entry.file.file_name)}/{entry.file.file_name}"
     assert t.to_arrow().num_rows == 2

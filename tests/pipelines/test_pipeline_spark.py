@@ -200,7 +200,7 @@ def test_iceberg_readers_and_paimon_java_agree_on_the_pipelines_tables(ran):
             snapshot_id = metadata_json(metadata)["current-snapshot-id"]
             assert snapshot_id == table.latest_snapshot().id, name
             # Iceberg publishes a primary-key table's last level only: here that is every live file
-            files = [f for split in table.plan(snapshot_id=snapshot_id) for f in split.files]
+            files = [f for split in table.scan(snapshot_id=snapshot_id).plan() for f in split.files]
             assert files and {f.level for f in files} == {table.options.num_levels - 1}, name
             iceberg_files = {Path(t.file.file_path).name for t in StaticTable.from_metadata(metadata).scan().plan_files()}
             assert iceberg_files == {f.file_name for f in files}, name

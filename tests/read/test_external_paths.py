@@ -37,7 +37,7 @@ def catalog(tmp_path):
 
 
 def _entries(t):
-    return live_entries(t.manifests(), t.latest_snapshot())
+    return live_entries(t.store.manifests(), t.latest_snapshot())
 
 
 def _parquet_files(root) -> list[str]:
@@ -76,7 +76,7 @@ def test_lakestore_writes_external_paths_that_pypaimon_reads(catalog, tmp_path, 
         if strategy == "entropy-inject":
             tail = local.split(f"/bucket-{e.bucket}/", 1)[1].split("/")
             assert [len(x) for x in tail[:-1]] == [4, 4, 4, 8] and set("".join(tail[:-1])) <= {"0", "1"}
-    assert {f.external_path for f in t.live_files()} == {e.file.external_path for e in entries}
+    assert {f.external_path for f in t.store.live_files()} == {e.file.external_path for e in entries}
     expected = t.to_arrow()
     assert expected.num_rows == 11
     assert_same_rows(oracle_read(t.path) if oracle_available() else expected, expected, ["dt", "id"])

@@ -44,7 +44,7 @@ def _options(tmp_path) -> dict[str, str]:
 
 
 def _entries(t):
-    return live_entries(t.manifests(), t.latest_snapshot())
+    return live_entries(t.store.manifests(), t.latest_snapshot())
 
 
 @pytest.mark.parametrize("creator", ["lakestore", "java"])

@@ -62,7 +62,7 @@ def test_reads_only_real_buckets_then_writes_and_compacts(tmp_path):
     got = t.to_arrow()
     assert sorted(got["id"].to_pylist()) == [1, 2, 3, 4] and set(got["v"].to_pylist()) == {1.0}  # the postponed rows: not yet
     assert_same_rows(got, oracle_read(t.path), ["dt", "id"])
-    assert {f.bucket for f in t.live_files()} >= {-2}
+    assert {f.bucket for f in t.store.live_files()} >= {-2}
     # lakestore postpones its rows too, and maintenance keeps every postponed file
     t.write_arrow(pa.table({"dt": ["a"], "id": [5], "v": [3.0]}, schema=SCHEMA))
     assert t.to_arrow().num_rows == 4
@@ -76,7 +76,7 @@ def test_reads_only_real_buckets_then_writes_and_compacts(tmp_path):
     expected = {("a", 1): 2.0, ("a", 2): 1.0, ("a", 3): 1.0, ("a", 4): 1.0, ("a", 5): 3.0, ("b", 9): 2.0}
     assert dict(zip(zip(got["dt"].to_pylist(), got["id"].to_pylist(), strict=True), got["v"].to_pylist(), strict=True)) == expected
     assert_same_rows(got, oracle_read(t.path), ["dt", "id"])
-    assert {f.bucket for f in t.live_files()} <= {0, 1}
+    assert {f.bucket for f in t.store.live_files()} <= {0, 1}
     assert json.loads(open(f"{table_dir}/snapshot/LATEST").read()) == snapshot.id
 
 

@@ -90,8 +90,8 @@ def test_merge_read_keeps_newest_versions_and_drops_deletes(tables):
     got = pk.to_arrow(columns=["p", "id", "name"])
     assert {(r["p"], r["id"]): r["name"] for r in got.to_pylist()} == model
     # within a split, rows come in key order
-    for split in pk.plan():
-        ids = pk.split_reader().read(split, ["id"], None).column("id").to_pylist()
+    for split in pk.scan().plan():
+        ids = pk.store.split_reader().read(split, ["id"], None).column("id").to_pylist()
         assert ids == sorted(ids)
 
 
@@ -132,7 +132,7 @@ def test_limit_stops_opening_files(tmp_path):
 
 
 def _bucket_of(table: lakestore.Table, key_filter) -> set[int]:
-    return {s.bucket for s in table.plan(filter=key_filter)}
+    return {s.bucket for s in table.scan(filter=key_filter).plan()}
 
 
 def test_bucket_pruning_on_the_bucket_key(tables):
@@ -148,7 +148,7 @@ def test_bucket_pruning_on_the_bucket_key(tables):
         assert got.equals(full.filter(pc.field("id") == key))
         if got.num_rows:
             # the planned bucket is where the key lives
-            holding = {s.bucket for s in pk.plan() if key in pk.split_reader().read(s, ["id"], None).column("id").to_pylist()}
+            holding = {s.bucket for s in pk.scan().plan() if key in pk.store.split_reader().read(s, ["id"], None).column("id").to_pylist()}
             assert buckets == holding
     keys = [3, 301, 1198]
     isin = col("id").isin(keys)
@@ -169,7 +169,7 @@ def test_bucket_pruning_on_the_bucket_key(tables):
     opened_all = counting.ops["open_input"]
     counting.ops.clear()
     assert table.to_arrow(filter=col("id") == 301).equals(full.filter(pc.field("id") == 301))
-    pinned_files = sum(len(s.files) for s in pk.plan(filter=col("id") == 301))
+    pinned_files = sum(len(s.files) for s in pk.scan(filter=col("id") == 301).plan())
     assert counting.ops["open_input"] == pinned_files < opened_all
 
 
@@ -190,7 +190,7 @@ def test_bucket_pruning_with_a_composite_string_bucket_key(tmp_path):
         assert len(_bucket_of(t, predicate)) <= 1
         assert t.to_arrow(filter=predicate).equals(full.filter((pc.field("a") == a) & (pc.field("b") == b)))
     # half the key pins no bucket: every bucket holding such rows is read
-    holding = {s.bucket for s in t.plan() if "k1" in t.split_reader().read(s, ["a"], None).column("a").to_pylist()}
+    holding = {s.bucket for s in t.scan().plan() if "k1" in t.store.split_reader().read(s, ["a"], None).column("a").to_pylist()}
     assert len(holding) > 1 and holding <= _bucket_of(t, col("a") == "k1")
     pinned = col("a").isin(["k1", "k2"]) & col("b").isin([1, 2])
     assert len(_bucket_of(t, pinned)) <= 4
@@ -213,9 +213,9 @@ def row_groups(tmp_path_factory):
 def test_row_group_pruning_reads_fewer_row_groups_and_the_same_rows(row_groups):
     t = row_groups
     full = t.to_arrow()
-    (split,) = t.plan()
+    (split,) = t.scan().plan()
     assert not split.raw_convertible  # two runs: merge-on-read
-    reader = t.split_reader()
+    reader = t.store.split_reader()
     reader.read(split, ["id", "s"], None)
     total = reader.counters.row_groups_read
     assert reader.counters.row_groups_skipped == 0 and total > 2 * len(split.files)
@@ -224,14 +224,14 @@ def test_row_group_pruning_reads_fewer_row_groups_and_the_same_rows(row_groups):
         (col("id").between(150_000, 150_100), (pc.field("id") >= 150_000) & (pc.field("id") <= 150_100)),
         ((col("id") == 77) | (col("id") == 199_999), (pc.field("id") == 77) | (pc.field("id") == 199_999)),
     ):
-        reader = t.split_reader()
+        reader = t.store.split_reader()
         got = reader.read(split, ["id", "s"], predicate)
         assert got.cast(full.schema).equals(full.filter(expr))
         assert reader.counters.row_groups_skipped > 0
         assert reader.counters.row_groups_read < total
         assert t.to_arrow(filter=predicate).equals(full.filter(expr))
     # a filter on a value column cannot prune before the merge (an older version could match)
-    reader = t.split_reader()
+    reader = t.store.split_reader()
     got = reader.read(split, ["id", "s"], col("s") == "x" * 8)
     assert got.cast(full.schema).equals(full.filter(pc.field("s") == "x" * 8))
     assert reader.counters.row_groups_skipped == 0
@@ -250,14 +250,14 @@ def test_deletion_vector_reads_stream_the_same_rows_and_keep_files_whole(tmp_pat
     for c in range(4):
         t.write_arrow(_rows(list(range(c * 50, c * 50 + 120)), "a", version=c))
     t.write_arrow(_rows(list(range(0, 300, 9)), "a", version=7, op="-D"))
-    splits = t.plan()
+    splits = t.scan().plan()
     assert any(s.deletion_files for s in splits)  # vectors apply
     full = t.to_arrow()
     model = {i: f"n{i}-{max(c for c in range(4) if c * 50 <= i < c * 50 + 120)}" for i in range(270) if i % 9 != 0}
     assert dict(zip(full.column("id").to_pylist(), full.column("name").to_pylist(), strict=True)) == model
     for kwargs in ({}, {"filter": col("id") < 100}, {"filter": col("id").isin([1, 55, 299]), "columns": ["name"]}, {"limit": 7}):
         assert _stream(t, **kwargs).equals(t.to_arrow(**kwargs))
-    reader = t.split_reader()
+    reader = t.store.split_reader()
     for split in splits:
         reader.read(split, ["id"], col("id") < 10)
     assert reader.counters.row_groups_skipped == 0

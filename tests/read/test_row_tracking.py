@@ -70,7 +70,7 @@ def test_commits_assign_row_ids_and_snapshot_sequence_numbers(catalog):
     assert table.to_arrow(columns=["_ROW_ID"]).schema == pa.schema([pa.field("_ROW_ID", pa.int64(), nullable=False)])
     snapshots = table.snapshots()
     assert [s.next_row_id for s in snapshots] == [4, 6]
-    store = ManifestStore(table.file_io, table.path)
+    store = ManifestStore(table.store.file_io, table.path)
     metas = [store.read_list(s.delta_manifest_list) for s in snapshots]
     assert [(m.min_row_id, m.max_row_id) for ms in metas for m in ms] == [(0, 3), (4, 5)]
     assert sorted((f.min_sequence_number, f.max_sequence_number) for f in _metas(table)) == [(1, 1)] * 3 + [(2, 2)]
@@ -151,7 +151,7 @@ def test_data_evolution_table_of_full_rows(catalog):
 
 
 def _metas(table: lakestore.Table) -> list:
-    return [f for split in table.plan() for f in split.files]
+    return [f for split in table.scan().plan() for f in split.files]
 
 
 def test_data_evolution_without_row_tracking_is_refused(catalog):

@@ -111,7 +111,7 @@ def test_table_options_steer_batch_reads(catalog, table):
 def test_scan_snapshot_id_table_option_reads_that_snapshot(catalog, table):
     t = catalog.alter_table("db.t", [SetOption("scan.snapshot-id", "2")])
     assert values(t.to_arrow()) == ["a1", "a3", "b2", "b4"]
-    assert len(t.plan()) >= 1
+    assert len(t.scan().plan()) >= 1
     t.write_arrow(rows([9], "z"))  # writes are not affected
     assert values(t.to_arrow(snapshot_id=t.latest_snapshot().id))[-1] == "z9"
 
@@ -147,8 +147,8 @@ def test_hive_bucket_function_hashes_as_hive():
 def test_bucket_function_table_writes_and_prunes(catalog):
     t = catalog.create_table("db.m", schema=SCHEMA, primary_keys=["id"], options={"bucket": "4", "bucket-function.type": "mod"})
     t.write_arrow(rows(list(range(-8, 8)), "x"))
-    for split in t.plan():
-        ids = t.split_reader().read(split, ["id"], None)["id"].to_numpy()
+    for split in t.scan().plan():
+        ids = t.store.split_reader().read(split, ["id"], None)["id"].to_numpy()
         assert (np.mod(ids, 4) == split.bucket).all()
     assert t.to_arrow(filter=Column("id") == -3)["v"].to_pylist() == ["x-3"]
 

@@ -95,7 +95,7 @@ def test_lookup_stream_of_lakestore_writes(tmp_path, options: dict[str, str]) ->
     _write(table, COMMITS[1])
     start = _latest(table)
     if "deletion-vectors.enabled" not in options:
-        assert start.commit_kind == "APPEND" and any(f.level == 0 for f in table.live_files(start))
+        assert start.commit_kind == "APPEND" and any(f.level == 0 for f in table.store.live_files(start))
 
     stream = table.stream(start="full")
     assert stream.next_snapshot == start.id + 1
@@ -131,7 +131,7 @@ def test_full_compaction_stream_starts_from_the_last_level(tmp_path, engine: str
     compacted = _latest(table)
     assert compacted.commit_kind == "COMPACT"
     top = table.schema.core_options().num_levels - 1
-    assert {f.level for f in table.live_files(compacted)} == {top}
+    assert {f.level for f in table.store.live_files(compacted)} == {top}
     step(2)  # APPEND 4
     start = _latest(table)
     assert start.commit_kind == "APPEND"
@@ -166,7 +166,7 @@ def test_planner_level_range(tmp_path) -> None:
     table.compact(full=True)
     _write(table, COMMITS[1])
     snapshot = _latest(table)
-    planner = ScanPlanner(table.schema, table.manifests())
+    planner = ScanPlanner(table.schema, table.store.manifests())
     levels = {f.level for s in planner.plan(snapshot) for f in s.files}
     top = table.schema.core_options().num_levels - 1
     assert levels == {0, top}

@@ -37,11 +37,11 @@ def test_lookup_stream_of_paimon_writes_starts_above_level_zero(tmp_path, engine
     compact()
     table = lakestore.Catalog(str(warehouse)).get_table("db.t")
     compacted = _latest(table)
-    assert compacted.commit_kind == "COMPACT" and all(f.level > 0 for f in table.live_files(compacted))
+    assert compacted.commit_kind == "COMPACT" and all(f.level > 0 for f in table.store.live_files(compacted))
     java.write(warehouse, "db.t", _batch(COMMITS[1]))
     start = _latest(table)
     assert start.commit_kind == "APPEND" and not start.changelog_record_count
-    assert any(f.level == 0 for f in table.live_files(start))
+    assert any(f.level == 0 for f in table.store.live_files(start))
 
     stream = table.stream(start="full")
     initial = stream.poll()

@@ -53,10 +53,10 @@ def test_four_processes_25_commits_each(tmp_path):
 
 def _rewrite(table: lakestore.Table, files, tag: str) -> CommitMessage:
     """A compaction of ``files`` (one bucket) into one new file holding the same rows."""
-    split = next(s for s in table.plan() if set(files) <= set(s.files))
+    split = next(s for s in table.scan().plan() if set(files) <= set(s.files))
     rows = table.to_arrow().filter(pa.compute.equal(table.to_arrow().column("dt"), split.partition_values[0]))
     spec = partition_spec(table.schema, split.partition_values)
-    writer = DataFileWriter(table.file_io, table.schema, FileTarget(table.path, spec.path, split.bucket), prefix=f"data-{tag}")
+    writer = DataFileWriter(table.store.file_io, table.schema, FileTarget(table.path, spec.path, split.bucket), prefix=f"data-{tag}")
     after = writer.write_append(rows, first_sequence=min(f.min_sequence_number for f in files))
     return CommitMessage(split.partition, split.bucket, split.total_buckets, compact_before=tuple(files), compact_after=tuple(after))
 
@@ -67,14 +67,14 @@ def test_two_compactions_of_one_file_one_wins(append_table):
     table = append_table
     table.write_arrow(pa.table({"id": [1, 2, 3], "dt": ["a"] * 3, "v": ["x", "y", "z"]}))
     table.write_arrow(pa.table({"id": [4], "dt": ["a"], "v": ["w"]}))
-    files = table.plan()[0].files
+    files = table.scan().plan()[0].files
     first = _rewrite(table, files, "one")
     second = _rewrite(table, files, "two")
     [snap] = table.new_commit(commit_user="c1").commit([first], 1)
     assert snap.commit_kind == "COMPACT"
     with pytest.raises(CommitConflictError, match="no longer live"):
         table.new_commit(commit_user="c2").commit([second], 1)
-    assert [f.file_name for f in table.plan()[0].files] == [f.file_name for f in first.compact_after]
+    assert [f.file_name for f in table.scan().plan()[0].files] == [f.file_name for f in first.compact_after]
     assert sorted_rows(table.to_arrow(), ["id"]) == [(1,), (2,), (3,), (4,)]
     assert len(table.snapshots()) == 3
     loser_files = {p for p in all_files(table.path) if "data-two" in p}
@@ -89,7 +89,7 @@ def test_append_racing_compaction_keeps_appended_rows(append_table):
     table = append_table
     for i in range(3):
         table.write_arrow(pa.table({"id": [i], "dt": ["a"], "v": ["x"]}))
-    files = table.plan()[0].files
+    files = table.scan().plan()[0].files
     compaction = _rewrite(table, files, "c")
     table.write_arrow(pa.table({"id": [99], "dt": ["a"], "v": ["late"]}))
     table.new_commit(commit_user="c").commit([compaction], 1)

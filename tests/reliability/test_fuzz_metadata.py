@@ -38,7 +38,7 @@ def _build(root, kind: str) -> lakestore.Table:
     for i in range(3):
         ids = list(range(i * 4, i * 4 + 6))  # overlapping ids: PK reads must merge
         table.write_arrow(pa.table({"id": pa.array(ids, pa.int64()), "dt": [f"p{x % 2}" for x in ids], "v": [f"w{i}-{x}" for x in ids]}))
-    table.snapshot_manager.write_earliest_hint(1)
+    table.store.snapshot_manager.write_earliest_hint(1)
     return table
 
 
@@ -50,11 +50,11 @@ def fuzz_table(request, tmp_path_factory):
 
 def _target(table: lakestore.Table, which: str) -> str:
     latest = table.latest_snapshot()
-    store = ManifestStore(table.file_io, table.path, compression="null")
+    store = ManifestStore(table.store.file_io, table.path, compression="null")
     if which == "snapshot":
-        return table.snapshot_manager.path(latest.id)
+        return table.store.snapshot_manager.path(latest.id)
     if which == "schema":
-        return table.schema_manager.path(0)
+        return table.store.schema_manager.path(0)
     if which == "manifest-list":
         return store.path(latest.delta_manifest_list)
     if which == "base-manifest-list":
@@ -62,8 +62,8 @@ def _target(table: lakestore.Table, which: str) -> str:
     if which == "manifest":
         return store.path(data_manifests(store, latest)[0].file_name)
     if which == "data":
-        split = table.plan()[0]
-        return table.split_reader().file_path(split.partition_values, split.bucket, split.files[0])
+        split = table.scan().plan()[0]
+        return table.store.split_reader().file_path(split.partition_values, split.bucket, split.files[0])
     return f"{table.path}/snapshot/{which}"
 
 
@@ -214,7 +214,7 @@ def test_fuzz_hints_are_only_hints(fuzz_table, which, garbage):
         reopened = lakestore.Table(table.path)
         assert reopened.latest_snapshot().id == 3
         assert [s.id for s in reopened.snapshots()] == [1, 2, 3]
-        assert reopened.snapshot_manager.earliest_id() == 1
+        assert reopened.store.snapshot_manager.earliest_id() == 1
         assert sorted_rows(reopened.to_arrow()) == expected
         assert sorted_rows(reopened.to_arrow(snapshot_id=1)) != expected
     finally:

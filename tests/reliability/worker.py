@@ -47,16 +47,16 @@ def append(table_path: str, writer: int, commits: int) -> None:
 def compact_once(table: lakestore.Table, rng: random.Random, user: str, identifier: int) -> str:
     """Rewrite 2+ live files of one bucket into one (same rows) and commit them as a compaction
     through CommitMessage compact_before/compact_after; returns "landed", "conflict" or "skip"."""
-    splits = [s for s in table.plan() if len(s.files) >= 2]
+    splits = [s for s in table.scan().plan() if len(s.files) >= 2]
     if not splits:
         return "skip"
     split = rng.choice(splits)
     files = tuple(rng.sample(list(split.files), k=min(len(split.files), rng.randint(2, 4))))
-    rows = table.split_reader().read(
+    rows = table.store.split_reader().read(
         Split(split.partition, split.partition_values, split.bucket, split.total_buckets, files, True), table.schema.field_names, None
     )
     spec = partition_spec(table.schema, split.partition_values)
-    writer = DataFileWriter(table.file_io, table.schema, FileTarget(table.path, spec.path, split.bucket))
+    writer = DataFileWriter(table.store.file_io, table.schema, FileTarget(table.path, spec.path, split.bucket))
     after = writer.write_append(rows, first_sequence=min(f.min_sequence_number for f in files))
     message = CommitMessage(split.partition, split.bucket, split.total_buckets, compact_before=files, compact_after=tuple(after))
     try:

@@ -32,7 +32,7 @@ def _partition_rows(table: lakestore.Table, column: str) -> dict:
 
 
 def _last_delta_partitions(table: lakestore.Table) -> set:
-    return {tuple(sorted(f.partition.items())) for f in table.delta_files(table.latest_snapshot())}
+    return {tuple(sorted(f.partition.items())) for f in table.store.delta_files(table.latest_snapshot())}
 
 
 def test_static_partition_rematerialization_replaces_exactly_that_partition(io_manager, catalog):

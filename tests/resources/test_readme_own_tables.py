@@ -40,7 +40,7 @@ def test_own_tables_commands_run_as_written(tmp_path):
     assert table.to_arrow().num_rows == 3
     assert [t.name for t in table.manage.tags()] == ["day-2024-01-01"]
     assert {s.commit_kind for s in table.snapshots()} == {"OVERWRITE", "COMPACT"}
-    assert all(f.level > 0 for f in table.live_files())  # compacted
+    assert all(f.level > 0 for f in table.store.live_files())  # compacted
     validate = subprocess.run(
         [str(tmp_path / ".venv" / "bin" / "dagster"), "definitions", "validate", "-f", "my_tables/definitions.py"],
         cwd=tmp_path,

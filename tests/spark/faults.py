@@ -117,7 +117,7 @@ def files_of_every_snapshot(table) -> set[str]:
     """Names of the data files any retained snapshot references."""
     out: set[str] = set()
     for snapshot in table.snapshots():
-        for split in table.plan(snapshot_id=snapshot.id):
+        for split in table.scan(snapshot_id=snapshot.id).plan():
             out.update(f.file_name for f in split.files)
     return out
 

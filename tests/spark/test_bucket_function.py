@@ -30,9 +30,9 @@ def test_spark_writer_follows_the_bucket_function(spark, catalog, function, keys
     data = pa.table({"id": np.arange(-250, n - 250), "k": [f"k{i % 7}" for i in range(n)], "v": ["x"] * n}, schema=SCHEMA)
     write_dataframe(spark.createDataFrame(data.to_pandas()), table)
     types = table.schema.types_of(keys)
-    reader = table.split_reader()
+    reader = table.store.split_reader()
     seen = 0
-    for split in table.plan():
+    for split in table.scan().plan():
         got = reader.read(split, keys, None)
         expected = compute_buckets(types, [got.column(k).combine_chunks() for k in keys], 4, function)
         assert (expected == split.bucket).all()

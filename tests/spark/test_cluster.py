@@ -44,7 +44,7 @@ def test_write_read_compact_stream_on_two_executors(cluster, catalog, tmp_path):
     assert got.where(F.col("id") < 10).count() == 10
     snapshots = compact(cluster, table, full=True)
     assert [s.commit_kind for s in snapshots] == ["COMPACT"]
-    assert all(len(split.files) == 1 for split in table.plan())
+    assert all(len(split.files) == 1 for split in table.scan().plan())
     assert_same_rows(table.to_arrow(), expected, ["dt", "id"])
     # a stream of the table's changes into an append table, on the executors as well
     sink = catalog.create_table("db.sink", schema=pa.schema([*expected.schema, pa.field("_row_kind", pa.string(), nullable=False)]))

@@ -42,7 +42,7 @@ def layout(table) -> dict:
     """(partition, bucket) -> sorted (level, rows, min seq, max seq) of its live files."""
     return {
         (s.partition_values, s.bucket): sorted((f.level, f.row_count, f.min_sequence_number, f.max_sequence_number) for f in s.files)
-        for s in table.plan()
+        for s in table.scan().plan()
     }
 
 

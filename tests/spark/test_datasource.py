@@ -41,7 +41,7 @@ def test_format_paimon_round_trip_with_time_travel(spark, catalog, wh):
     # one input partition per planned split group: a small table is one group by default, and
     # max-partitions splits it up to one per split (2 partitions x 4 buckets)
     assert load(spark, wh).rdd.getNumPartitions() == 1
-    assert load(spark, wh, **{"max-partitions": "100"}).rdd.getNumPartitions() == len(table.plan()) == 8
+    assert load(spark, wh, **{"max-partitions": "100"}).rdd.getNumPartitions() == len(table.scan().plan()) == 8
     assert load(spark, wh, **{"max-partitions": "3"}).rdd.getNumPartitions() == 3
     projected = load(spark, wh, columns="id,name")
     assert projected.columns == ["id", "name"] and projected.count() == 300

@@ -23,9 +23,9 @@ def rows(ids: range, tag: str, dts: tuple[str, ...] = ("a", "b", "c")) -> pa.Tab
 
 def buckets_of_keys(table: lakestore.Table) -> dict[tuple[str, int], set[int]]:
     where: dict[tuple[str, int], set[int]] = defaultdict(set)
-    for split in table.plan():
+    for split in table.scan().plan():
         for f in split.files:
-            keys = table.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
+            keys = table.store.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
             for dt, key in zip(keys["dt"].to_pylist(), keys["id"].to_pylist(), strict=True):
                 where[(dt, key)].add(split.bucket)
     return where
@@ -44,7 +44,7 @@ def test_spark_writes_of_dynamic_bucket_tables_keep_keys_unique(spark, catalog):
     where = buckets_of_keys(table)
     assert all(len(b) == 1 for b in where.values())
     assert max(b for bs in where.values() for b in bs) >= 1  # the target spread each partition over buckets
-    for f in table.index_files():
+    for f in table.store.index_files():
         assert f.rows <= 50
 
 

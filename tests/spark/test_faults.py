@@ -102,7 +102,7 @@ def test_executor_killed_in_the_middle_of_a_compaction(cluster, catalog, tmp_pat
         snapshots = compact(cluster, table, full=True)
     crashed = crashed_files(marker)
     assert [s.commit_kind for s in snapshots] == ["COMPACT"]
-    assert all(len(split.files) == 1 for split in table.plan())
+    assert all(len(split.files) == 1 for split in table.scan().plan())
     assert_same_rows(table.to_arrow(), expected, KEYS)
     _check_orphans_removed(table, crashed)
 

@@ -154,7 +154,7 @@ def test_a_reference_never_holds_credentials_and_they_must_come_from_the_environ
     from_env = table_ref(_s3_table({"s3.endpoint": "http://127.0.0.1:9000", "s3.conditional-create": "true"}))
     assert from_env == ref
     rebuilt = file_io_for("s3://b/wh", from_env.catalog_options)  # an executor: credentials from its environment
-    assert rebuilt.config == _s3_table(options).file_io.config
+    assert rebuilt.config == _s3_table(options).store.file_io.config
 
 
 def test_the_file_systems_describe_themselves_as_options(tmp_path, monkeypatch):

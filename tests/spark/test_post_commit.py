@@ -21,9 +21,9 @@ def test_spark_write_and_compact_expire_snapshots(spark, catalog):
     )
     for i in range(3):
         write_dataframe(spark.createDataFrame([("a", i, float(i))], "dt string, id long, v double"), table)
-    assert table.snapshot_manager.list_ids() == [2, 3]
+    assert table.store.snapshot_manager.list_ids() == [2, 3]
     assert len(compact(spark, table, full=True)) == 1
-    assert table.snapshot_manager.list_ids() == [3, 4]
+    assert table.store.snapshot_manager.list_ids() == [3, 4]
     assert sorted(table.to_arrow().column("id").to_pylist()) == [0, 1, 2]
     with pytest.raises(lakestore.PartitionValueError, match="not partition keys"):
         compact(spark, table, partitions=[{"bogus": "a"}])

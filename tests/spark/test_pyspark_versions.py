@@ -164,7 +164,7 @@ def test_lakestore_spark_path_on_pyspark(version: str, python: Path, tmp_path: P
     after_upsert = list(state.values())
     _same(fixed.to_arrow(snapshot_id=2).to_pylist(), after_upsert, ["dt", "k"], "db.fixed after the upsert")
     _same(dynamic.to_arrow().to_pylist(), dynamic_rows, ["p", "id"], "db.dynamic")
-    assert len({s.bucket for s in dynamic.plan()}) > 2, "the dynamic-bucket table assigned several buckets"
+    assert len({s.bucket for s in dynamic.scan().plan()}) > 2, "the dynamic-bucket table assigned several buckets"
 
     # the reads, against lakestore's own reads of the same snapshots
     wanted = lakestore.col("dt") == "2024-01-02"

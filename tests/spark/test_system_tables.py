@@ -38,4 +38,4 @@ def test_system_tables_through_the_data_source(spark, catalog):
     with pytest.raises(Exception, match=r"UnsupportedTableError|system tables are read-only") as caught:
         frame.write.format("paimon").mode("append").option("warehouse", catalog.warehouse).save("db.t$files")
     assert caught.type is UnsupportedTableError or "read-only" in str(caught.value)
-    assert table.snapshot_manager.latest_id() == 2
+    assert table.store.snapshot_manager.latest_id() == 2

@@ -49,8 +49,8 @@ def pk_table(catalog, name: str = "db.t", *, buckets: int = 4, options: dict | N
 
 def referenced_files(table) -> set[str]:
     out = set()
-    for split in table.plan():
-        reader = table.split_reader()
+    for split in table.scan().plan():
+        reader = table.store.split_reader()
         for f in split.files:
             out.add(os.path.relpath(reader.file_path(split.partition_values, split.bucket, f), table.path))
     return out
@@ -59,8 +59,8 @@ def referenced_files(table) -> set[str]:
 def bucket_of_keys(table) -> dict[tuple, tuple]:
     """(dt, id) -> (partition values, bucket) of every live row, from the table's own plan."""
     out = {}
-    reader = table.split_reader()
-    for split in table.plan():
+    reader = table.store.split_reader()
+    for split in table.scan().plan():
         keys = reader.read(split, ["dt", "id"], None)
         for dt, key in zip(keys.column("dt").to_pylist(), keys.column("id").to_pylist(), strict=False):
             assert (dt, key) not in out, "a key is live in two buckets"
@@ -75,7 +75,7 @@ def test_spark_write_lakestore_read(spark, catalog):
     assert snap is not None and snap.commit_kind == "APPEND" and snap.id == 1
     assert [s.id for s in table.snapshots()] == [1]  # one commit for the whole job
     assert_same_rows(table.to_arrow(), data, ["dt", "id"])
-    splits = table.plan()
+    splits = table.scan().plan()
     assert len(splits) == 2 * 4
     # one task owned each bucket: one writer, one file, sequence numbers from 0
     for split in splits:
@@ -123,7 +123,7 @@ def test_read_balances_many_splits_into_few_tasks(spark, catalog):
     table = pk_table(catalog, buckets=8)
     data = rows(800, dts=tuple(f"2024-01-{d:02d}" for d in range(1, 11)))
     table.write_arrow(data)
-    assert len(table.plan()) == 80
+    assert len(table.scan().plan()) == 80
     df = read_dataframe(spark, table, max_tasks=3)
     assert df.rdd.getNumPartitions() == 3
     assert_same_rows(df.toArrow(), data, ["dt", "id"])
@@ -276,7 +276,7 @@ def test_crashed_task_attempt_leaves_no_referenced_files(spark, catalog, tmp_pat
     referenced = referenced_files(table)
     on_disk = data_files(table.path)
     assert referenced < on_disk  # the crashed attempt's files exist...
-    for split in table.plan():  # ...but each bucket references only the retried attempt's file
+    for split in table.scan().plan():  # ...but each bucket references only the retried attempt's file
         assert len(split.files) == 1
 
 
@@ -356,8 +356,8 @@ def test_append_tables(spark, catalog):
     assert_same_rows(read_dataframe(spark, fixed).toArrow(), data)
     local = catalog.create_table("db.fixed_local", schema=schema, options={"bucket": "3", "bucket-key": "k"})
     local.write_arrow(data)
-    by_bucket = {s.bucket: sorted(fixed.split_reader().read(s, ["k"], None).column("k").to_pylist()) for s in fixed.plan()}
-    want = {s.bucket: sorted(local.split_reader().read(s, ["k"], None).column("k").to_pylist()) for s in local.plan()}
+    by_bucket = {s.bucket: sorted(fixed.store.split_reader().read(s, ["k"], None).column("k").to_pylist()) for s in fixed.scan().plan()}
+    want = {s.bucket: sorted(local.store.split_reader().read(s, ["k"], None).column("k").to_pylist()) for s in local.scan().plan()}
     assert by_bucket == want
 
 

@@ -63,7 +63,7 @@ def test_snapshots_are_the_snapshots_written(table):
 
 def test_files_are_the_live_files_on_disk(table):
     files = table.inspect.files()
-    live = table.live_files()
+    live = table.store.live_files()
     assert files.num_rows == len(live) > 0
     assert sorted(files.column("file_path").to_pylist()) == sorted(
         f"{table.path}/{f.partition_path}/bucket-{f.bucket}/{f.file_name}" for f in live
@@ -98,11 +98,13 @@ def test_partitions_and_buckets_sum_the_files(table):
 
 def test_manifests_are_the_snapshots_data_manifests(table):
     snapshot = table.latest_snapshot()
-    store = table.manifests()
+    store = table.store.manifests()
     expected = store.read_list(snapshot.base_manifest_list) + store.read_list(snapshot.delta_manifest_list)
     got = table.inspect.manifests()
     assert got.column("file_name").to_pylist() == [m.file_name for m in expected]
-    assert sum(got.column("num_added_files").to_pylist()) - sum(got.column("num_deleted_files").to_pylist()) == len(table.live_files())
+    assert sum(got.column("num_added_files").to_pylist()) - sum(got.column("num_deleted_files").to_pylist()) == len(
+        table.store.live_files()
+    )
     assert all(os.path.exists(f"{table.path}/manifest/{name}") for name in got.column("file_name").to_pylist())
 
 
@@ -196,7 +198,7 @@ def test_catalog_identifiers(catalog, table):
 
 def test_writes_to_a_system_table_are_refused_by_name(catalog, table):
     files = catalog.get_system_table("db.t$files")
-    before = table.snapshot_manager.latest_id()
+    before = table.store.snapshot_manager.latest_id()
     for call in (
         lambda: files.write_arrow(rows("a", [9])),
         lambda: files.compact(),
@@ -205,7 +207,7 @@ def test_writes_to_a_system_table_are_refused_by_name(catalog, table):
     ):
         with pytest.raises(UnsupportedTableError, match=r"system table db\.t\$files"):
             call()
-    assert table.snapshot_manager.latest_id() == before
+    assert table.store.snapshot_manager.latest_id() == before
 
 
 @pytest.mark.parametrize(

@@ -105,15 +105,15 @@ def test_dynamic_bucket_tables_match_the_model(tmp_path_factory, commits, target
         )
     # every key lives in one bucket, and no bucket indexes more keys than the target
     buckets: dict[tuple[str, int], set[int]] = defaultdict(set)
-    for split in table.plan():
+    for split in table.scan().plan():
         for f in split.files:
-            keys = table.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
+            keys = table.store.split_reader().read_file(split.partition_values, split.bucket, f, ["dt", "id"], system=False)
             for dt, key in zip(keys["dt"].to_pylist(), keys["id"].to_pylist(), strict=True):
                 buckets[(dt, key)].add(split.bucket)
     assert all(len(b) == 1 for b in buckets.values())
     snapshot = table.latest_snapshot()
     assert snapshot is not None and snapshot.index_manifest
-    for entry in read_index_manifest(table.file_io, table.path, snapshot.index_manifest):
+    for entry in read_index_manifest(table.store.file_io, table.path, snapshot.index_manifest):
         assert entry.index_file.row_count <= int(target)
 
 
@@ -175,10 +175,10 @@ def test_expiration_and_orphan_cleanup_keep_exactly_the_live_index_files(tmp_pat
     for start in (0, 2, 5):
         table.write_arrow(_rows("a", list(range(start, start + 4))))
     index_dir = os.path.join(table.path, "index")
-    assert len(os.listdir(index_dir)) > len(table.index_files())
+    assert len(os.listdir(index_dir)) > len(table.store.index_files())
     table.maintenance.expire_snapshots(num_retained_min=1, num_retained_max=1, time_retained_ms=0, now_ms=2**62)
     table.maintenance.remove_orphan_files(older_than_ms=2**62)
-    assert sorted(os.listdir(index_dir)) == sorted(f.file_name for f in table.index_files())
+    assert sorted(os.listdir(index_dir)) == sorted(f.file_name for f in table.store.index_files())
     table.write_arrow(_rows("a", [1, 50]))
     assert sorted(table.to_arrow()["id"].to_pylist()) == [*range(9), 50]
-    assert sum(f.rows for f in table.index_files()) == 10
+    assert sum(f.rows for f in table.store.index_files()) == 10

@@ -51,7 +51,7 @@ def rows() -> pa.Table:
 
 
 def files(table) -> list[DataFileMeta]:
-    return sorted((e.file for e in live_entries(table.manifests(), table.latest_snapshot())), key=lambda f: (f.level, f.file_name))
+    return sorted((e.file for e in live_entries(table.store.manifests(), table.latest_snapshot())), key=lambda f: (f.level, f.file_name))
 
 
 def decoded(table, f: DataFileMeta, *, key: bool = False) -> dict:
@@ -263,7 +263,7 @@ def test_pruning_skips_files_by_truncated_stats(catalog):
     t = catalog.create_table("db.t", schema=schema)
     for i, s in enumerate(["a" * 30, "m" * 30, "z" * 30]):
         t.write_arrow(pa.table({"id": [i], "s": [s]}, schema=schema))
-    splits = t.plan(filter=lakestore.col("s") == "m" * 30)
+    splits = t.scan(filter=lakestore.col("s") == "m" * 30).plan()
     assert sum(len(s.files) for s in splits) == 1
     assert t.to_arrow(filter=lakestore.col("s") == "m" * 30)["id"].to_pylist() == [1]
 
@@ -403,7 +403,7 @@ def test_lakestore_prunes_paimon_java_files_by_their_statistics_without_losing_r
     for predicate in (col("s") == LONG[2], col("s") > LONG[3], col("s") == "k" * 40, col("id") >= 4, col("s").is_null()):
         expected = everything.filter(predicate.to_arrow())
         assert sort_rows(table.to_arrow(filter=predicate), ["id"]) == sort_rows(expected, ["id"]), predicate
-    planned = sum(len(split.files) for split in table.plan(filter=col("id") == 4))
+    planned = sum(len(split.files) for split in table.scan(filter=col("id") == 4).plan())
     assert planned == (len(LONG) if options.get("metadata.stats-mode") == "counts" else 1)
 
 
