@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict, Unpack
 
 import pyarrow as pa
 
@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 SYSTEM_SEPARATOR = "$"
+
+
+class TravelArgs(TypedDict, total=False):
+    """The snapshot a system table that reads one looks at (at most one; default: the latest):
+    ``snapshot_id``, ``tag``, or ``timestamp_ms`` (the last committed by then)."""
+
+    snapshot_id: int | None
+    tag: str | None
+    timestamp_ms: int | None
+
+
 BRANCH_PREFIX = "branch_"
 
 
@@ -96,7 +107,7 @@ class SystemTables:
     def __init__(self, state: TableState) -> None:
         self._state = state
 
-    def table(self, name: str, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def table(self, name: str, **travel: Unpack[TravelArgs]) -> pa.Table:
         """The system table ``name`` (``"files"``, ...), of the latest snapshot or the one
         ``snapshot_id``, ``tag`` or ``timestamp_ms`` (the last committed by then) names. Raises
         ``TableNotFoundError`` for an unknown name, ``ValueError`` for time travel on a table that
@@ -104,12 +115,13 @@ class SystemTables:
         kind = SYSTEM_TABLES.get(name.lower())
         if kind is None:
             raise TableNotFoundError(f"unknown system table {name!r} (known: {', '.join(SYSTEM_TABLES)})")
-        given = [x for x in (snapshot_id, tag, timestamp_ms) if x is not None]
+        at = TimeTravel(**travel)
+        given = [x for x in (at.snapshot_id, at.tag, at.timestamp_ms) if x is not None]
         if given and not kind.travels:
             raise ValueError(f"system table {name!r} reads no snapshot: it takes no snapshot_id=, tag= or timestamp_ms=")
         if len(given) > 1:
             raise ValueError("give one of snapshot_id=, tag=, timestamp_ms=")
-        return kind.read(self._state, TimeTravel(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms))
+        return kind.read(self._state, TimeTravel(**travel))
 
     def system_table(self, name: str) -> SystemTable:
         """System table ``name`` as a read-only table object (what ``"db.t$<name>"`` names in a
@@ -149,53 +161,53 @@ class SystemTables:
         """Every consumer and the next snapshot it will read."""
         return self.table("consumers")
 
-    def statistics(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def statistics(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """The snapshot's statistics (Paimon's ``ANALYZE``), empty when it has none."""
-        return self.table("statistics", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("statistics", **travel)
 
-    def files(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def files(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """Every data file of the snapshot: partition, bucket, path, level, rows, bytes, keys, statistics."""
-        return self.table("files", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("files", **travel)
 
-    def manifests(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def manifests(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """The snapshot's manifests: data (base, delta), then changelog."""
-        return self.table("manifests", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("manifests", **travel)
 
-    def partitions(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def partitions(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """Per partition: rows, bytes, files, last update, buckets."""
-        return self.table("partitions", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("partitions", **travel)
 
     def buckets(self) -> pa.Table:
         """Per partition and bucket of the latest snapshot: rows, bytes, files, last update."""
         return self.table("buckets")
 
-    def table_indexes(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def table_indexes(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """The snapshot's index files (key hashes, deletion vectors)."""
-        return self.table("table_indexes", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("table_indexes", **travel)
 
-    def file_key_ranges(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def file_key_ranges(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """``files`` without statistics: placement, level, rows and key range of every data file."""
-        return self.table("file_key_ranges", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("file_key_ranges", **travel)
 
     def aggregation_fields(self) -> pa.Table:
         """Per column: its type and its ``fields.<column>.*`` options (aggregate functions, ...)."""
         return self.table("aggregation_fields")
 
-    def read_optimized(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def read_optimized(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """Paimon's ``$ro``: a primary-key table's top-level rows only (no merge), an append table's rows."""
-        return self.table("ro", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("ro", **travel)
 
-    def row_tracking(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def row_tracking(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """A row-tracking table's rows with ``_ROW_ID`` and ``_SEQUENCE_NUMBER``."""
-        return self.table("row_tracking", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("row_tracking", **travel)
 
-    def audit_log(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def audit_log(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """The snapshot's rows with a leading ``rowkind`` column, deleted keys kept as ``-D``."""
-        return self.table("audit_log", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("audit_log", **travel)
 
-    def binlog(self, *, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None) -> pa.Table:
+    def binlog(self, **travel: Unpack[TravelArgs]) -> pa.Table:
         """``audit_log`` with each column packed in an array."""
-        return self.table("binlog", snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        return self.table("binlog", **travel)
 
 
 # What a SystemTable refuses by name: the data table's writing methods, and the writing verbs of
@@ -261,17 +273,10 @@ class SystemTable:
         """Whether the table reads a snapshot (takes ``snapshot_id=`` / ``tag=``)."""
         return SYSTEM_TABLES[self.name].travels
 
-    def to_arrow(
-        self,
-        *,
-        columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None,
-        tag: str | None = None,
-        timestamp_ms: int | None = None,
-    ) -> pa.Table:
+    def to_arrow(self, *, columns: Sequence[str] | None = None, **travel: Unpack[TravelArgs]) -> pa.Table:
         """The rows, optionally only ``columns`` (in that order); time travel as
         ``SystemTables.table``. Raises ``SchemaMismatchError`` naming unknown columns."""
-        data = self._tables.table(self.name, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        data = self._tables.table(self.name, **travel)
         if columns is None:
             return data
         unknown = [c for c in columns if c not in data.column_names]
