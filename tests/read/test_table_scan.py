@@ -39,7 +39,7 @@ def test_refining_returns_new_scans_and_reads_what_to_arrow_reads(table):
     both = narrowed.filter(col("id") > 1)
     assert rows(both.to_arrow()) == [(2, 2.0)]
     assert narrowed.count() == 2 and both.count() == 1 and base.count() == 4
-    assert [s.bucket for s in narrowed.scan().plan()] and all(s.partition_values == ("a",) for s in narrowed.scan().plan())
+    assert [s.bucket for s in narrowed.plan()] and all(s.partition_values == ("a",) for s in narrowed.plan())
 
 
 def test_time_travel_limit_and_batches(table):
