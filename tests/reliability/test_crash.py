@@ -91,7 +91,6 @@ def test_kill_at_step_then_reopen_and_retry(tmp_path, kind, step, landed):
     assert leftovers <= crashed_files, sorted(leftovers - crashed_files)
     if step in ("during-data", "after-manifests", "after-lists", "before-publish"):
         assert leftovers, "the crash must have left something behind for this test to mean anything"
-    if hasattr(final, "remove_orphan_files"):
-        final.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
-        assert all_files(table.path) == refs, sorted(all_files(table.path) ^ refs)
-        assert sorted_rows(lakestore.Table(table.path).to_arrow()) == expected
+    final.maintenance.remove_orphan_files(older_than_ms=int(time.time() * 1000) + 60_000)
+    assert all_files(table.path) == refs, sorted(all_files(table.path) ^ refs)
+    assert sorted_rows(lakestore.Table(table.path).to_arrow()) == expected
