@@ -65,6 +65,15 @@ _SCAN_OPTION_KEYS = (
 if TYPE_CHECKING:
     import pandas as pd
     import polars as pl
+    from typing_extensions import deprecated
+
+    from lakestore.io.fileio import FileIO
+    from lakestore.meta.file_info import FileInfo, IndexFileInfo
+    from lakestore.meta.manifest import ManifestStore
+    from lakestore.meta.schema import SchemaManager
+    from lakestore.meta.snapshot import SnapshotManager
+    from lakestore.read.planner import Split
+    from lakestore.read.split_read import SplitReader
 
 
 # Members that moved from ``Table``: name -> where it is now, relative to the table. The plumbing
@@ -236,6 +245,39 @@ class Table:
         ``.fast_forward("dev")``, ``.rollback_to(tag="v1")``, ``.reset_consumer(...)``
         (``lakestore.manage``)."""
         return TableManagement(self.store, open_branch=self.on_branch, iceberg_sources=self._iceberg_sources)
+
+    if TYPE_CHECKING:  # the plumbing that moved to ``table.store``, as type checkers see it (deprecated)
+
+        @property
+        @deprecated("use table.store.file_io")
+        def file_io(self) -> FileIO: ...
+        @property
+        @deprecated("use table.store.metadata_path")
+        def metadata_path(self) -> str: ...
+        @property
+        @deprecated("use table.store.schema_manager")
+        def schema_manager(self) -> SchemaManager: ...
+        @property
+        @deprecated("use table.store.snapshot_manager")
+        def snapshot_manager(self) -> SnapshotManager: ...
+        @deprecated("use table.store.manifests()")
+        def manifests(self) -> ManifestStore: ...
+        @deprecated("use table.store.split_reader()")
+        def split_reader(self, schema: TableSchema | None = None) -> SplitReader: ...
+        @deprecated("use table.store.schema_at()")
+        def schema_at(self, snapshot: Snapshot | None) -> TableSchema: ...
+        @deprecated("use table.store.live_files()")
+        def live_files(self, snapshot: Snapshot | None = None) -> list[FileInfo]: ...
+        @deprecated("use table.store.delta_files()")
+        def delta_files(self, snapshot: Snapshot) -> list[FileInfo]: ...
+        @deprecated("use table.store.index_files()")
+        def index_files(self, snapshot: Snapshot | None = None) -> list[IndexFileInfo]: ...
+        @deprecated("use table.scan(...).snapshot()")
+        def resolve_snapshot(
+            self, snapshot_id: int | None = None, tag: str | None = None, timestamp_ms: int | None = None, watermark: int | None = None
+        ) -> Snapshot | None: ...
+        @deprecated("use table.scan(...).plan()")
+        def plan(self, **scan: Unpack[ScanArgs]) -> list[Split]: ...
 
     if not TYPE_CHECKING:  # type checkers keep flagging unknown attributes (and the moved names)
 
