@@ -2,8 +2,10 @@
 
 ``FileStore`` holds what lifecycle, compaction and system tables work with: the paths, the
 FileIO, the schema and its manager, the snapshot manager, the options, the manifests (one cached
-store per table) and the commit: how a snapshot is published (``snapshot_commit``, the catalog's
-choice: ``lakestore.commit.snapshot_commit``) and what runs after a commit (``callbacks``: tags,
+store per table), how its metadata files are published (``publisher``: the FileIO and, with
+``lock.enabled``, the catalog lock; ``lakestore.io.publish``) and the commit: how a snapshot is
+published (``snapshot_commit``, the catalog's choice: ``lakestore.commit.snapshot_commit``) and
+what runs after a commit (``callbacks``: tags,
 expiration, Iceberg metadata, the table's choice: ``lakestore.commit.callbacks``). It knows no
 read path beyond the split reader. ``lakestore.Table`` is the front door built on one.
 """
@@ -22,6 +24,7 @@ from lakestore.commit.commit import CommitHook, TableCommit
 from lakestore.commit.snapshot_commit import RenamingSnapshotCommit, SnapshotCommit
 from lakestore.errors import TableNotFoundError
 from lakestore.io.fileio import FileIO
+from lakestore.io.publish import MetadataPublisher
 from lakestore.meta.branch import MAIN_BRANCH, branch_root
 from lakestore.meta.file_info import FileInfo, IndexFileInfo, delta_files, index_files, live_files
 from lakestore.meta.kinds import CommitKind
@@ -61,6 +64,9 @@ class FileStore:
     schema_manager: SchemaManager
     snapshot_manager: SnapshotManager
     manifest_store: ManifestStore
+    # how schemas and tags are published (``file_io``, with the catalog lock when the catalog
+    # has one: ``lakestore.io.publish``); a ``RenamingSnapshotCommit`` publishes snapshots with it
+    publisher: MetadataPublisher
     # the table's work after each commit that landed snapshots (``lakestore.commit.callbacks``)
     callbacks: tuple[CommitCallback, ...] = ()
     # how a snapshot is published (the catalog's choice; ``lakestore.commit.snapshot_commit``)
@@ -85,13 +91,18 @@ class FileStore:
         branch: str = MAIN_BRANCH,
         callbacks: Sequence[CommitCallback] = (),
         snapshot_commit: SnapshotCommit | None = None,
+        publisher: MetadataPublisher | None = None,
         post_commit: Callable[[Sequence[Snapshot]], None] | None = None,
     ) -> FileStore:
         """The store of the table at ``path`` on ``branch``, at its latest schema.
         ``callbacks``: what runs after each commit that landed (``lakestore.CommitCallback``);
         ``post_commit`` (deprecated) is one callback as a function.
-        ``snapshot_commit``: how its snapshots are published (default: ``RenamingSnapshotCommit``,
-        the file system's atomic create-if-absent; a REST catalog's tables commit through it).
+        ``publisher``: how its schemas and tags (and, by default, snapshots) are published: the
+        catalog's choice, ``lakestore.io.factory.publisher_for`` (with ``lock.enabled``, under the
+        catalog lock). Default: the publisher of ``snapshot_commit`` when it is a
+        ``RenamingSnapshotCommit`` with one, else ``file_io`` without a lock.
+        ``snapshot_commit``: how its snapshots are published (default: ``RenamingSnapshotCommit``
+        with ``publisher``; a REST catalog's tables commit through it).
 
         Raises:
             TableNotFoundError: no table (no schema file) at ``path`` or on ``branch``.
@@ -101,7 +112,10 @@ class FileStore:
             _deprecated_post_commit(stacklevel=3)
             callbacks = (*callbacks, function_callback(post_commit))
         metadata_path = branch_root(path, branch)
-        schema_manager = SchemaManager(file_io, metadata_path)
+        if publisher is None and isinstance(snapshot_commit, RenamingSnapshotCommit):
+            publisher = snapshot_commit.publisher
+        publisher = publisher or MetadataPublisher(file_io)
+        schema_manager = SchemaManager(file_io, metadata_path, publisher=publisher)
         schema = schema_manager.latest()
         if schema is None:
             where = path if branch == MAIN_BRANCH else f"branch {branch!r} of {path}"
@@ -116,8 +130,9 @@ class FileStore:
             schema_manager=schema_manager,
             snapshot_manager=SnapshotManager(file_io, metadata_path),
             manifest_store=ManifestStore(file_io, path, compression=schema.core_options().manifest_compression),
+            publisher=publisher,
             callbacks=tuple(callbacks),
-            snapshot_commit=snapshot_commit or RenamingSnapshotCommit(),
+            snapshot_commit=snapshot_commit or RenamingSnapshotCommit(publisher),
         )
 
     @functools.cached_property

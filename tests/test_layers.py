@@ -120,15 +120,17 @@ def test_the_dagster_project_imports_point_down(path: Path):
 
 
 # The commit point: a snapshot is published only by ``lakestore.commit.snapshot_commit`` (the
-# ``SnapshotCommit`` the catalog chose). ``FileIO.try_publish`` is the file system's atomic
-# create-if-absent; these modules may call it, each for a reason:
+# ``SnapshotCommit`` the catalog chose). ``FileIO.try_publish`` / ``try_publish_under_lock`` are
+# the file system's atomic create-if-absent, and ``MetadataPublisher.try_publish`` is the same
+# under the catalog lock; these modules may call them, each for a reason:
 PUBLISH_CALLERS = {
-    "commit/snapshot_commit.py": "RenamingSnapshotCommit publishes snapshot-N with it",
+    "commit/snapshot_commit.py": "RenamingSnapshotCommit publishes snapshot-N with the store's publisher",
     "meta/schema.py": "SchemaManager publishes schema-N (not a snapshot)",
     "lifecycle/tags.py": "TagManager creates and renames tag-<name> (not a snapshot)",
-    "io/s3.py": "the primitive itself: write_bytes(overwrite=False) is a create-if-absent",
-    "io/locked.py": "the primitive itself: LocalFileIO's link(2) under the catalog lock",
+    "io/publish.py": "MetadataPublisher: the FileIO's primitive, under the catalog lock when there is one",
+    "io/fileio.py": "the primitive itself: try_publish_under_lock is try_publish where link(2) is atomic",
 }
+PUBLISH_METHODS = ("try_publish", "try_publish_under_lock")
 
 
 def _publish_calls(path: Path) -> list[int]:
@@ -136,7 +138,7 @@ def _publish_calls(path: Path) -> list[int]:
     return [
         node.lineno
         for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "try_publish"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PUBLISH_METHODS
     ]
 
 
@@ -150,6 +152,35 @@ def test_only_the_snapshot_commit_publishes_a_snapshot():
     assert not stale, f"PUBLISH_CALLERS lists modules that no longer call try_publish: {stale}"
     snapshot_module = (PACKAGE / "meta" / "snapshot.py").read_text()
     assert "try_publish" not in snapshot_module, "meta/snapshot.py publishes snapshots (the commit point is commit/snapshot_commit.py)"
+
+
+# "FileIO only moves bytes": the catalog lock (``io/lock.py``, ``io/hive_lock.py``) is held by the
+# table's publisher (``io/publish.py``), never by a file system. These modules define FileIOs.
+FILE_IO_MODULES = ("io/fileio.py", "io/s3.py")
+LOCK_MODULES = ("lakestore.io.lock", "lakestore.io.hive_lock", "lakestore.io.publish")
+
+
+def test_no_file_io_takes_or_holds_a_lock():
+    """No FileIO module imports a lock (type-only imports included), no FileIO class has a
+    ``lock`` attribute or parameter, and every FileIO subclass lives in ``FILE_IO_MODULES``."""
+    defined: dict[str, str] = {}
+    for path in _sources():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and any(
+                (isinstance(b, ast.Name) and b.id in ("FileIO", "LocalFileIO", "S3FileIO")) for b in node.bases
+            ):
+                defined[node.name] = str(path.relative_to(PACKAGE))
+    assert defined and set(defined.values()) <= set(FILE_IO_MODULES), f"FileIO classes outside {FILE_IO_MODULES}: {defined}"
+    for name in FILE_IO_MODULES:
+        tree = ast.parse((PACKAGE / name).read_text())
+        imported = [module for _, module, _ in _imports(tree)]
+        assert not [m for m in imported if m in LOCK_MODULES], f"{name} imports a lock: {imported}"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arg):
+                assert "lock" not in node.arg.lower(), f"{name}:{node.lineno} a FileIO takes a lock ({node.arg})"
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                assert "lock" not in node.attr.lower(), f"{name}:{node.lineno} a FileIO holds a lock (self.{node.attr})"
 
 
 # The read side: what a user's scan means (time travel, ``scan.*`` options, incremental and

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pyarrow as pa
 
 from lakestore.catalog.factory import catalog_class
+from lakestore.commit.snapshot_commit import RenamingSnapshotCommit
 from lakestore.errors import CommitRetriesExhaustedError, DatabaseNotFoundError, InvalidIdentifierError, TableNotFoundError
-from lakestore.io.factory import file_io_for
+from lakestore.io.factory import file_io_for, publisher_for
 from lakestore.io.fileio import FileIO
+from lakestore.io.publish import MetadataPublisher
 from lakestore.meta.branch import MAIN_BRANCH, validate_branch_name
 from lakestore.meta.names import check_name
 from lakestore.meta.schema import SchemaManager, TableSchema, new_schema
@@ -153,6 +155,9 @@ class Catalog(ABC):
     warehouse: str
     options: dict[str, str]
     file_io: FileIO
+    # how its tables publish snapshots, schemas and tags: ``file_io`` with the catalog lock
+    # (``lock.enabled``), ``lakestore.io.publish``
+    publisher: MetadataPublisher
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Catalog:
         impl = catalog_class(kwargs.get("options")) if cls is Catalog else cls
@@ -163,7 +168,18 @@ class Catalog(ABC):
         self.warehouse = str(warehouse).rstrip("/")
         self.options = dict(options or {})
         self.file_io = file_io or file_io_for(self.warehouse, self.options)
+        self.publisher = publisher_for(self.file_io, self.options)
         self.file_io.mkdirs(self.warehouse)
+
+    def _snapshot_commit(self) -> RenamingSnapshotCommit:
+        """How this catalog's tables publish their snapshots: with its publisher (under the
+        catalog lock with ``lock.enabled``), as Paimon's catalogs build ``RenamingSnapshotCommit``."""
+        return RenamingSnapshotCommit(self.publisher)
+
+    def _schemas(self, table_path: str) -> SchemaManager:
+        """The schema manager of the table (or branch) whose metadata is at ``table_path``; its
+        ``publish`` goes through this catalog's publisher."""
+        return SchemaManager(self.file_io, table_path, publisher=self.publisher)
 
     def close(self) -> None:  # noqa: B027 - a catalog without connections has nothing to close
         """Close this process's connections to the metastore, if any (reopened on next use)."""

@@ -107,11 +107,11 @@ class FileSystemCatalog(_Catalog):
         self._require_database(new.database)
         table_schema = new.table_schema()
         path = self.table_path(new.identifier)
-        if not SchemaManager(self.file_io, path).publish(table_schema):
+        if not self._schemas(path).publish(table_schema):
             if exist_ok:
                 return self.get_table(new.identifier)
             raise TableAlreadyExistsError(f"table {new.identifier!r} already exists")
-        return Table(path, file_io=self.file_io, identifier=new.identifier)
+        return Table(path, file_io=self.file_io, identifier=new.identifier, snapshot_commit=self._snapshot_commit())
 
     def get_table(self, identifier: str) -> Table:
         base, branch = data_identifier(identifier)
@@ -120,13 +120,13 @@ class FileSystemCatalog(_Catalog):
         path = self.table_path(base)
         if not SchemaManager(self.file_io, branch_root(path, branch)).list_ids():
             raise TableNotFoundError(f"table {identifier!r} does not exist")
-        return Table(path, file_io=self.file_io, identifier=base, branch=branch)
+        return Table(path, file_io=self.file_io, identifier=base, branch=branch, snapshot_commit=self._snapshot_commit())
 
     def alter_table(self, identifier: str, changes: Sequence[SchemaChange]) -> Table:
         base, branch = split_branch(identifier)
         path = self.table_path(base)
-        publish_changes(SchemaManager(self.file_io, branch_root(path, branch)), identifier, changes)
-        return Table(path, file_io=self.file_io, identifier=base, branch=branch)
+        publish_changes(self._schemas(branch_root(path, branch)), identifier, changes)
+        return Table(path, file_io=self.file_io, identifier=base, branch=branch, snapshot_commit=self._snapshot_commit())
 
     def drop_table(self, identifier: str, *, missing_ok: bool = False) -> None:
         if not self.table_exists(identifier):

@@ -154,10 +154,11 @@ class HiveCatalog(Catalog):
 
     def _catalog_lock(self, opts: Mapping[str, str]) -> HiveCatalogLock | None:
         """The metastore's table lock for create/alter (``lock.enabled``, unless ``lock.type``
-        names another lock: then only commits hold that one, through the file IO)."""
+        names another lock: then only publishes hold that one, through the catalog's publisher);
+        the publisher's own when it holds the Hive lock (publishes under a held lock re-enter it)."""
         if not hive_lock_requested(opts):
             return None
-        existing = getattr(self.file_io, "lock", None)
+        existing = self.publisher.lock
         return existing if isinstance(existing, HiveCatalogLock) else HiveCatalogLock.from_options(opts)
 
     def __repr__(self) -> str:
@@ -367,7 +368,7 @@ class HiveCatalog(Catalog):
         external = bool(custom) or self.external_by_default or flag.upper() == "TRUE"
         path = self._path(custom).rstrip("/") if custom else f"{self.database_path(database)}/{table}"
         with self._locked(database, table):
-            manager = SchemaManager(self.file_io, path)
+            manager = self._schemas(path)
             if not manager.publish(table_schema):
                 current = manager.latest()
                 if not external or current is None:
@@ -394,7 +395,9 @@ class HiveCatalog(Catalog):
 
     def _open(self, identifier: str, database: str, table: str, path: str, branch: str = "main") -> Table:
         sync = PartitionSync(self.client, database, table)
-        return HiveTable(path, file_io=self.file_io, identifier=identifier, branch=branch, sync=sync)
+        return HiveTable(
+            path, file_io=self.file_io, identifier=identifier, branch=branch, sync=sync, snapshot_commit=self._snapshot_commit()
+        )
 
     def get_table(self, identifier: str) -> Table:
         """A Paimon table registered in the metastore (by Paimon Java or lakestore), at its HMS
@@ -428,7 +431,7 @@ class HiveCatalog(Catalog):
         base, branch = split_branch(identifier)
         database, table, hms_table = self._paimon_table(base)
         path = self._path(table_location(hms_table) or self.table_path(base)).rstrip("/")
-        manager = SchemaManager(self.file_io, branch_root(path, branch))
+        manager = self._schemas(branch_root(path, branch))
         with self._locked(database, table):
             altered = publish_changes(manager, identifier, changes)
         if branch == "main":

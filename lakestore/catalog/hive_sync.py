@@ -19,6 +19,7 @@ from typing import Any
 
 from lakestore.catalog.hive_table import TAG_TO_PARTITION, metastore_partitioned, new_partitions, partition_spec, partition_statistics
 from lakestore.commit.callbacks import CommitCallback
+from lakestore.commit.snapshot_commit import SnapshotCommit
 from lakestore.errors import HiveMetastoreError
 from lakestore.io.fileio import FileIO
 from lakestore.io.hive_metastore import MetastoreClient, ttypes
@@ -159,10 +160,17 @@ class HiveTable(Table):
     to the metastore (``metastore.partitioned-table``)."""
 
     def __init__(
-        self, path: str, *, file_io: FileIO | None = None, identifier: str | None = None, branch: str = MAIN_BRANCH, sync: Any = None
+        self,
+        path: str,
+        *,
+        file_io: FileIO | None = None,
+        identifier: str | None = None,
+        branch: str = MAIN_BRANCH,
+        sync: Any = None,
+        snapshot_commit: SnapshotCommit | None = None,
     ) -> None:
         self.sync = sync
-        super().__init__(path, file_io=file_io, identifier=identifier, branch=branch)
+        super().__init__(path, file_io=file_io, identifier=identifier, branch=branch, snapshot_commit=snapshot_commit)
 
     @property
     def manage(self) -> TableManagement[Table]:

@@ -116,11 +116,11 @@ class JdbcCatalog(FileSystemCatalog):
         self.lock = self._catalog_lock(opts)
 
     def _catalog_lock(self, opts: Mapping[str, str]) -> JdbcCatalogLock | None:
-        """With ``lock.enabled``: the lock of this catalog's file IO when it has one (publishes
-        under a held lock then re-enter it), else a lock of its own."""
+        """With ``lock.enabled``: the lock of this catalog's publisher when it is the JDBC lock
+        (publishes under a held lock then re-enter it), else a lock of its own."""
         if not parse_bool(LOCK_ENABLED, opts.get(LOCK_ENABLED, "false")):
             return None
-        existing = getattr(self.file_io, "lock", None)
+        existing = self.publisher.lock
         if isinstance(existing, JdbcCatalogLock):
             return existing
         return JdbcCatalogLock.from_options({**opts, LOCK_ENABLED: "true"})
@@ -250,7 +250,7 @@ class JdbcCatalog(FileSystemCatalog):
                 if exist_ok:
                     return self.get_table(identifier)
                 raise TableAlreadyExistsError(f"table {identifier!r} already exists")
-            if not SchemaManager(self.file_io, path).publish(table_schema):
+            if not self._schemas(path).publish(table_schema):
                 raise TableAlreadyExistsError(
                     f"table {identifier!r}: {path} already holds a table the JDBC catalog does not list (written through another "
                     "catalog or catalog-key); register it with repair_table, or move it away"
@@ -263,7 +263,7 @@ class JdbcCatalog(FileSystemCatalog):
                     raise TableAlreadyExistsError(f"table {identifier!r} already exists") from exc
                 raise
             self._sync_properties(database, table, table_schema)
-        return Table(path, file_io=self.file_io, identifier=identifier)
+        return Table(path, file_io=self.file_io, identifier=identifier, snapshot_commit=self._snapshot_commit())
 
     def repair_table(self, identifier: str) -> None:
         """Register a table folder the catalog does not list (Paimon's ``repairTable``), its

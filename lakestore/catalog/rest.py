@@ -34,6 +34,7 @@ from lakestore.errors import (
     TableNotFoundError,
 )
 from lakestore.io.fileio import FileIO, LocalFileIO
+from lakestore.io.publish import MetadataPublisher
 from lakestore.io.secrets import REST_TOKEN, REST_TOKEN_ENV
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.schema_change import SchemaChange
@@ -104,6 +105,7 @@ class RestCatalog(Catalog):
         merged = {**(config.get("defaults") or {}), **self.options, **(config.get("overrides") or {})}
         self.client.prefix = str(merged.get("prefix", ""))
         self.file_io = file_io or LocalFileIO()
+        self.publisher = MetadataPublisher(self.file_io)  # snapshots and schemas: the server publishes them
 
     def __repr__(self) -> str:
         return f"RestCatalog({self.client.uri!r}, warehouse={self.warehouse!r})"

@@ -8,16 +8,17 @@ lakestore publishes (commits, branches, rollbacks, the REST server's commit endp
 through it:
 
 - :class:`RenamingSnapshotCommit` (the default; filesystem, JDBC and Hive catalogs, tables opened
-  by path): the file system's atomic create-if-absent, ``FileIO.try_publish``: link(2) on local
-  file systems, ``PUT`` with ``If-None-Match: *`` on object stores (``s3.conditional-create``),
-  and, with ``lock.enabled``, an absence check and publish under the catalog lock (Paimon's JDBC
-  lock, or the Hive Metastore's table lock), which Paimon Java's writers of the same table hold
-  too. The lock belongs to the file system the catalog configured, because the table's schemas
-  and tags are published with the same primitive under the same lock.
+  by path): publishes with the table's ``MetadataPublisher`` (``lakestore.io.publish``), the
+  file system's atomic create-if-absent: link(2) on local file systems, ``PUT`` with
+  ``If-None-Match: *`` on object stores (``s3.conditional-create``), and, with ``lock.enabled``,
+  under the catalog lock (Paimon's JDBC lock, or the Hive Metastore's table lock), which Paimon
+  Java's writers of the same table hold too. The catalog chooses the publisher and the store
+  holds it; the table's schemas and tags are published through the same publisher, under the
+  same lock.
 - :class:`CatalogSnapshotCommit` (``metastore=rest``): the catalog commits the snapshot (the
   REST server's commit endpoint, which validates it and publishes it with the renaming commit).
 
-``FileIO`` itself only moves bytes: it knows no snapshot paths.
+``FileIO`` itself only moves bytes: it knows no snapshot paths and holds no lock.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from lakestore.errors import LakestoreError
+from lakestore.io.publish import MetadataPublisher
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.meta.snapshot import Snapshot, SnapshotManager
 
@@ -57,17 +59,23 @@ class SnapshotCommit(ABC):
         """
 
 
+@dataclass(frozen=True, eq=False)
 class RenamingSnapshotCommit(SnapshotCommit):
-    """Publish with the file system's atomic create-if-absent (``FileIO.try_publish``): link(2)
-    locally, a conditional ``PUT`` on object stores, and under the catalog lock when the catalog
-    configured one (``lock.enabled``), as Paimon's ``RenamingSnapshotCommit``."""
+    """Publish with ``publisher`` (the catalog's choice, ``lakestore.io.factory.publisher_for``):
+    the file system's atomic create-if-absent, link(2) locally, a conditional ``PUT`` on object
+    stores, and under the catalog lock when the catalog configured one (``lock.enabled``), as
+    Paimon's ``RenamingSnapshotCommit`` with its ``Lock``. None: the snapshot manager's file
+    system without a lock."""
+
+    publisher: MetadataPublisher | None = None
 
     def __repr__(self) -> str:
-        return "RenamingSnapshotCommit()"
+        return f"RenamingSnapshotCommit({self.publisher!r})" if self.publisher is not None else "RenamingSnapshotCommit()"
 
     def commit(self, snapshots: SnapshotManager, snapshot: Snapshot) -> bool:
         """See :meth:`SnapshotCommit.commit`."""
-        return snapshots.file_io.try_publish(snapshots.path(snapshot.id), snapshot.to_json().encode())
+        publisher = self.publisher or MetadataPublisher(snapshots.file_io)
+        return publisher.try_publish(snapshots.path(snapshot.id), snapshot.to_json().encode())
 
 
 # (branch, snapshot, uuid of snapshot id - 1 or None) -> whether the catalog published it

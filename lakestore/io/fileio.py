@@ -4,7 +4,9 @@ Every file is written under a temporary name in its destination folder and then 
 readers never see a partial file. ``try_publish`` is the atomic create-if-absent primitive that
 snapshots (through ``lakestore.commit.snapshot_commit``, the commit point), schemas and tags are
 published with: it makes the destination appear atomically and only if no other process created
-it first (link(2), which fails with EEXIST), never a check-then-rename. FileIO knows no snapshot.
+it first (link(2), which fails with EEXIST), never a check-then-rename. ``try_publish_under_lock``
+is the same for a caller holding an exclusive lock on the table. FileIO knows no snapshot and
+holds no lock: the catalog lock is the publisher's (``lakestore.io.publish``).
 """
 
 from __future__ import annotations
@@ -45,7 +47,24 @@ class FileIO(ABC):
 
     @abstractmethod
     def try_publish(self, path: str, data: bytes) -> bool:
-        """Create ``path`` with ``data`` iff it does not exist; atomic and cross-process safe."""
+        """Create ``path`` with ``data`` iff it does not exist; atomic and cross-process safe.
+
+        Raises:
+            UnsafePublishError: the file system has no atomic create-if-absent (object storage
+                without conditional writes); publish under a lock instead.
+            OSError: the file system failed.
+        """
+
+    def try_publish_under_lock(self, path: str, data: bytes) -> bool:
+        """``try_publish`` for a caller that holds an exclusive lock on the table whose metadata
+        ``path`` is (the catalog lock, ``lakestore.io.publish.MetadataPublisher``): every other
+        publisher of that table waits for the lock, so a file system without an atomic
+        create-if-absent may check that ``path`` is absent and then write it. Here: ``try_publish``.
+
+        Raises:
+            OSError: the file system failed.
+        """
+        return self.try_publish(path, data)
 
     @abstractmethod
     def exists(self, path: str) -> bool: ...

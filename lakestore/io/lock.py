@@ -33,7 +33,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from lakestore.errors import LockAcquireTimeoutError, OptionError
 from lakestore.io import jdbc
-from lakestore.units import parse_duration_ms
+from lakestore.io.option_values import duration_option, parse_bool
 
 T = TypeVar("T")
 
@@ -51,23 +51,6 @@ JDBC_USER = "jdbc.user"
 JDBC_PASSWORD = "jdbc.password"
 # lakestore extension: how old a lock row must be before another process may take it over.
 LOCK_EXPIRE_TIME = "lock.expire-time"
-
-
-def duration_option(key: str, text: str) -> int:
-    """A catalog option's duration in milliseconds."""
-    try:
-        return parse_duration_ms(text)
-    except ValueError as exc:
-        raise OptionError(f"option {key!r}: {exc}") from exc
-
-
-def parse_bool(key: str, text: Any) -> bool:
-    value = str(text).strip().lower()
-    if value in ("true", "1", "yes"):
-        return True
-    if value in ("false", "0", "no", ""):
-        return False
-    raise OptionError(f"option {key!r}: not a boolean: {text!r}")
 
 
 @runtime_checkable

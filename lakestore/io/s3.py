@@ -7,17 +7,19 @@ second S3 stack (fsspec/s3fs/aiobotocore) has to be installed or kept fork-safe.
 Paths are URIs (``s3://bucket/key``) everywhere in lakestore; this class strips the scheme for
 pyarrow (``arrow_path``) and adds it back to listed entries.
 
-Object stores have no atomic create-if-absent rename, so ``try_publish`` (the primitive a
-snapshot, schema or tag is published with) needs one of two safe mechanisms, chosen by option:
+Object stores have no atomic create-if-absent rename, so publishing a snapshot, schema or tag
+needs one of two safe mechanisms, chosen by option:
 
 1. ``s3.conditional-create=true``: ``PUT`` with ``If-None-Match: *`` (AWS S3 since 2024, MinIO,
    and others); the store refuses the second creator with 412. pyarrow's client cannot send that
-   header, so this one request goes through botocore.
-2. ``lock.enabled=true``: Paimon's JDBC catalog lock (``lakestore.io.lock``) around
-   exists-check + put.
+   header, so this one request goes through botocore. ``try_publish`` is this.
+2. ``lock.enabled=true``: the catalog lock (Paimon's JDBC lock, ``lakestore.io.lock``, or the Hive
+   Metastore's), which the table's publisher (``lakestore.io.publish``), not this class, holds
+   around ``try_publish_under_lock``: an exists-check and a put (a conditional put when enabled).
 
-With neither, ``try_publish`` refuses with ``UnsafePublishError`` instead of racing (a plain
-check-then-put lets two committers both "create" ``snapshot-N`` and one commit is silently lost).
+``try_publish`` without conditional writes refuses with ``UnsafePublishError`` instead of racing
+(a plain check-then-put lets two committers both "create" ``snapshot-N`` and one commit is
+silently lost). This class holds no lock.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import pyarrow.fs as pafs
 
 from lakestore.errors import OptionError, UnsafePublishError
 from lakestore.io.fileio import FileIO, FileStatus
-from lakestore.io.lock import CatalogLock, JdbcCatalogLock, LockOptions, duration_option, lock_enabled, parse_bool, run_publish_locked
+from lakestore.io.option_values import duration_option, parse_bool
 
 SCHEMES = ("s3://", "s3a://")
 CONDITIONAL_CREATE = "s3.conditional-create"
@@ -172,54 +174,38 @@ class S3Config:
 class S3FileIO(FileIO):
     """FileIO on an S3-compatible store; see the module docstring for how publishing stays safe."""
 
-    def __init__(
-        self,
-        config: S3Config | None = None,
-        *,
-        conditional_create: bool = False,
-        lock: CatalogLock | None = None,
-        catalog_key: str = "jdbc",
-    ) -> None:
+    def __init__(self, config: S3Config | None = None, *, conditional_create: bool = False) -> None:
         self.config = config or S3Config.from_options({})
         self.conditional_create = conditional_create
-        self.lock = lock
-        self.catalog_key = catalog_key
         self._fs: pafs.S3FileSystem | None = None
         self._client: Any = None
         self._client_pid = -1
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> S3FileIO:
-        lock = JdbcCatalogLock.from_options(options) if lock_enabled(options) else None
+        """The S3 file system ``options`` (then the AWS_* environment) describe; the catalog
+        lock's options are the publisher's (``lakestore.io.factory.publisher_for``).
+
+        Raises:
+            OptionError: an invalid option (half a credential pair, a bad duration or boolean).
+        """
         return cls(
             S3Config.from_options(options),
             conditional_create=parse_bool(CONDITIONAL_CREATE, options.get(CONDITIONAL_CREATE, "false")),
-            lock=lock,
-            catalog_key=lock.options.catalog_key if lock is not None else options.get("catalog-key", "jdbc"),
         )
 
     def catalog_options(self) -> dict[str, str] | None:
-        options = {**self.config.to_options(), CONDITIONAL_CREATE: "true" if self.conditional_create else "false"}
-        if self.lock is not None:
-            lock_options = getattr(self.lock, "options", None)
-            if not isinstance(lock_options, LockOptions):
-                return None  # a lock built in code
-            options.update(lock_options.to_options())
-        else:
-            options["catalog-key"] = self.catalog_key
-        return options
+        return {**self.config.to_options(), CONDITIONAL_CREATE: "true" if self.conditional_create else "false"}
 
     # Pickled (configuration only; clients are rebuilt in the receiving process).
     def __getstate__(self) -> dict:
-        return {"config": self.config, "conditional_create": self.conditional_create, "lock": self.lock, "catalog_key": self.catalog_key}
+        return {"config": self.config, "conditional_create": self.conditional_create}
 
     def __setstate__(self, state: dict) -> None:
-        type(self).__init__(
-            self, state["config"], conditional_create=state["conditional_create"], lock=state["lock"], catalog_key=state["catalog_key"]
-        )
+        type(self).__init__(self, state["config"], conditional_create=state["conditional_create"])
 
     def __repr__(self) -> str:
-        mode = "+".join(m for m, on in (("lock", self.lock is not None), ("conditional-create", self.conditional_create)) if on) or "unsafe"
+        mode = "conditional-create" if self.conditional_create else "check-then-put"
         return f"S3FileIO({self.config!r}, publish={mode})"
 
     # -- paths --------------------------------------------------------------------------------
@@ -297,9 +283,12 @@ class S3FileIO(FileIO):
             sink.write(data)
 
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = True) -> None:
+        """``overwrite=False`` writes files under fresh unique names (index files, index
+        manifests, Iceberg manifests), never a name another writer publishes: a conditional put
+        when enabled, else an absence check and a put (not a publish, so no lock is needed)."""
         if overwrite:
             self._put(path, data)
-        elif not self.try_publish(path, data):
+        elif not self._create_if_absent(path, data):
             raise FileExistsError(path)
 
     @contextmanager
@@ -321,8 +310,6 @@ class S3FileIO(FileIO):
         sink.close()
 
     def try_publish(self, path: str, data: bytes) -> bool:
-        if self.lock is not None:
-            return run_publish_locked(self.lock, self.catalog_key, path, lambda: self._publish_checked(path, data))
         if self.conditional_create:
             return self._put_if_absent(path, data)
         raise UnsafePublishError(
@@ -334,8 +321,12 @@ class S3FileIO(FileIO):
             "if the store honours 'If-None-Match: *' (AWS S3, MinIO, Ceph RGW, R2)."
         )
 
-    def _publish_checked(self, path: str, data: bytes) -> bool:
-        """Under the lock: nobody else publishes into this table until we release it."""
+    def try_publish_under_lock(self, path: str, data: bytes) -> bool:
+        """Under the table's lock nobody else publishes into the table until it is released: a
+        conditional put when enabled, else an absence check and a put."""
+        return self._create_if_absent(path, data)
+
+    def _create_if_absent(self, path: str, data: bytes) -> bool:
         if self.conditional_create:
             return self._put_if_absent(path, data)
         if self.exists(path):

@@ -32,7 +32,7 @@ def create_branch(table: FileStore, name: str, *, tag: str | None = None) -> Non
         raise BranchError(f"branch {name!r} already exists in {table.path}")
     table.schema.require_supported("create a branch of", table=table.path)
     io = table.file_io
-    branch_schemas = SchemaManager(io, root)
+    branch_schemas = SchemaManager(io, root, publisher=table.publisher)
     if tag is None:
         branch_schemas.publish(table.schema)
         return

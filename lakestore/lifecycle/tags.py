@@ -1,7 +1,9 @@
 """Writing tags: create, rename and delete them (``lakestore.meta.tag`` reads them), Paimon's
 automatic tags and tag retention, and what the tags and snapshots of every branch keep alive.
 
-A tag is created with ``try_publish``, so two creators of one name cannot both win.
+A tag is created with the store's publisher (``FileStore.publisher``: the file system's atomic
+create-if-absent, under the catalog lock when there is one), so two creators of one name cannot
+both win.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class TagManager(TagReader):
         elif not name.strip():
             raise InvalidTagNameError("a tag name must not be blank")
         create_time = dt.datetime.now()
-        if not self.file_io.try_publish(self.path(name), tag_to_json(snapshot, create_time, time_retained_ms).encode()):
+        if not self.table.publisher.try_publish(self.path(name), tag_to_json(snapshot, create_time, time_retained_ms).encode()):
             raise TagAlreadyExistsError(f"tag {name!r} already exists")
         return Tag(name, snapshot, create_time, time_retained_ms)
 
@@ -68,7 +70,7 @@ class TagManager(TagReader):
             data = self.file_io.read_bytes(self.path(old))
         except FileNotFoundError as exc:
             raise TagNotFoundError(f"tag {old!r} does not exist") from exc
-        if not self.file_io.try_publish(self.path(new), data):
+        if not self.table.publisher.try_publish(self.path(new), data):
             raise TagAlreadyExistsError(f"tag {new!r} already exists")
         self.file_io.delete(self.path(old))
 

@@ -22,6 +22,7 @@ from lakestore.errors import (
 from lakestore.format.fileindex.registry import file_index_options
 from lakestore.format.types import UNSUPPORTED_ROOTS, DataField, DataType, UnsupportedPaimonTypeError, from_arrow, parse_type
 from lakestore.io.fileio import FileIO
+from lakestore.io.publish import MetadataPublisher
 from lakestore.meta import options as opts
 from lakestore.meta.bucket_mode import BucketMode
 from lakestore.meta.iceberg_types import iceberg_refusal
@@ -578,10 +579,13 @@ def new_schema(
 
 
 class SchemaManager:
-    """Reads and publishes ``schema/schema-N`` files of one table."""
+    """Reads and publishes ``schema/schema-N`` files of one table. ``publisher``: how ``publish``
+    creates a schema file (the table's, with the catalog lock when the catalog has one; None:
+    ``file_io`` without a lock, which only reads need)."""
 
-    def __init__(self, file_io: FileIO, table_path: str) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, *, publisher: MetadataPublisher | None = None) -> None:
         self.file_io = file_io
+        self.publisher = publisher or MetadataPublisher(file_io)
         self.schema_dir = f"{table_path}/schema"
         self._cache: dict[int, TableSchema] = {}
 
@@ -618,5 +622,14 @@ class SchemaManager:
         return self.get(ids[-1]) if ids else None
 
     def publish(self, schema: TableSchema) -> bool:
-        """Create schema-N iff absent (atomic)."""
-        return self.file_io.try_publish(self.path(schema.id), schema.to_json().encode())
+        """Create schema-N iff absent (atomic), through ``publisher``.
+
+        Returns:
+            True when this call created it; False when another writer published N first.
+
+        Raises:
+            UnsafePublishError: object storage with neither the catalog lock nor conditional writes.
+            LockAcquireTimeoutError: the catalog lock was not acquired.
+            OSError: the file system failed.
+        """
+        return self.publisher.try_publish(self.path(schema.id), schema.to_json().encode())

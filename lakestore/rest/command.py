@@ -166,7 +166,7 @@ def serve_main(argv: Sequence[str]) -> int:
         if args.vend_role_arn and not is_s3_uri(args.warehouse):
             raise OptionError("--vend-role-arn vends S3 credentials: the warehouse must be on S3 (s3://bucket/path)")
         catalog = Catalog(args.warehouse, options=_catalog_options(args.option))
-        if isinstance(catalog.file_io, S3FileIO) and not catalog.file_io.conditional_create and catalog.file_io.lock is None:
+        if isinstance(catalog.file_io, S3FileIO) and not catalog.file_io.conditional_create and catalog.publisher.lock is None:
             raise OptionError("an S3 warehouse publishes commits safely only with -o s3.conditional-create=true or the catalog lock")
         if args.max_body_bytes < 1024:
             raise OptionError(f"--max-body-bytes must be at least 1024, got {args.max_body_bytes}")

@@ -233,7 +233,7 @@ class CatalogService:
             if SchemaManager(self.catalog.file_io, path).latest() is not None:
                 raise p.RestError(409, f"table {full!r} already exists", p.TABLE, full)
             self.schemas.forget(path)  # a table of that name dropped outside the server
-            if not SchemaManager(self.catalog.file_io, path).publish(schema):
+            if not SchemaManager(self.catalog.file_io, path, publisher=self.catalog.publisher).publish(schema):
                 raise p.RestError(409, f"table {full!r} already exists", p.TABLE, full)
             self.schemas.record(path, MAIN_BRANCH, schema.id, schema.to_json().encode())
 

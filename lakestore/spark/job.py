@@ -35,8 +35,8 @@ from typing import Any
 
 from lakestore import errors
 from lakestore.catalog import Catalog
-from lakestore.commit.snapshot_commit import CatalogSnapshotCommit
-from lakestore.io.factory import file_io_for
+from lakestore.commit.snapshot_commit import CatalogSnapshotCommit, RenamingSnapshotCommit
+from lakestore.io.factory import file_io_for, publisher_for
 from lakestore.io.secrets import CREDENTIAL_ENV, environment_holds, is_secret, without_secrets
 from lakestore.meta.branch import MAIN_BRANCH
 from lakestore.read.predicate_json import predicate_from_json, predicate_to_json, value_from_json, value_to_json
@@ -122,8 +122,10 @@ class TableRef:
         if self.warehouse is not None:
             table = Catalog(self.warehouse, options=self.catalog_options).get_table(self.table)
             return table if self.branch is None or self.branch == table.branch else table.on_branch(self.branch)
-        file_io = file_io_for(self.table, self.catalog_options)
-        return Table(self.table, file_io=file_io, identifier=self.name, branch=self.branch or MAIN_BRANCH)
+        options = self.catalog_options
+        file_io = file_io_for(self.table, options)
+        commit = RenamingSnapshotCommit(publisher_for(file_io, options))  # with lock.enabled: under the catalog lock
+        return Table(self.table, file_io=file_io, identifier=self.name, branch=self.branch or MAIN_BRANCH, snapshot_commit=commit)
 
     def to_json(self) -> str:
         """This reference as the ``lakestore.table`` option's JSON document."""
@@ -152,16 +154,18 @@ class TableRef:
 
 def _described(table: Table) -> tuple[str, str | None, dict[str, str]]:
     """(directory or identifier, warehouse, catalog options with credentials) of ``table``."""
-    file_io = table.store.file_io
-    commit = getattr(getattr(table, "store", None), "snapshot_commit", None)  # a Table has a store
+    store = table.store
+    commit = store.snapshot_commit
     if isinstance(commit, CatalogSnapshotCommit) and commit.catalog is not None:
         warehouse, catalog_options = commit.catalog  # a REST catalog's table: committed through the server
         return table.identifier, warehouse, dict(catalog_options)
-    options = file_io.catalog_options()
+    # the file system's options and the catalog lock's (executors must publish under it too)
+    options = store.publisher.catalog_options()
     if options is None:
+        built = type(store.file_io).__name__ if store.file_io.catalog_options() is None else repr(store.publisher.lock)
         raise errors.OptionError(
             f"table {table.identifier}: lakestore.spark opens the table again in Spark's processes from its location and catalog"
-            f" options, and its file system ({type(file_io).__name__}) was built in code, which options do not describe"
+            f" options, and its file system or catalog lock ({built}) was built in code, which options do not describe"
         )
     return table.path, None, options
 

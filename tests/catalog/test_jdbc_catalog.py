@@ -220,10 +220,18 @@ def test_the_catalog_lock_guards_create_and_alter(tmp_path: Path, jdbc_options: 
     try:
         with pytest.raises(LockAcquireTimeoutError):
             catalog.alter_table("db.t", [AddColumn("x", pa.int64())])
+        # the table's own publishes take the same lock: a commit, a tag
+        with pytest.raises(LockAcquireTimeoutError):
+            table.write_arrow(pa.table({"id": [2], "v": ["b"]}, schema=SCHEMA))
+        with pytest.raises(LockAcquireTimeoutError):
+            table.manage.create_tag("t1")
     finally:
         release.set()
         holder.join()
     assert catalog.get_table("db.t").schema.id == 1
+    assert [s.id for s in table.snapshots()] == [1] and table.manage.tags() == []
+    table.manage.create_tag("t1")  # once free
+    assert [t.name for t in table.manage.tags()] == ["t1"]
     other.close()
 
 

@@ -22,8 +22,8 @@ import pytest
 import lakestore
 from lakestore.catalog import FileSystemCatalog
 from lakestore.errors import LockAcquireTimeoutError
+from lakestore.io.fileio import LocalFileIO
 from lakestore.io.hive_lock import HiveCatalogLock, hive_lock_requested, lock_target
-from lakestore.io.locked import LockedLocalFileIO
 from tests.hms import TXN_TIMEOUT_S, Metastore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,7 +103,8 @@ def test_publish_create_and_alter_wait_for_the_table_lock(metastore: Metastore, 
     catalog = lakestore.Catalog(
         str(tmp_path / "wh"), options=metastore.options(**{"lock.enabled": "true", "lock-check-max-sleep": "100 ms"})
     )
-    assert isinstance(catalog.file_io, LockedLocalFileIO) and isinstance(catalog.file_io.lock, HiveCatalogLock)
+    assert type(catalog.file_io) is LocalFileIO and isinstance(catalog.publisher.lock, HiveCatalogLock)
+    assert catalog.lock is catalog.publisher.lock  # create/alter hold the lock the publishes re-enter
     db = _db()
     catalog.create_database(db)
     other = _lock(metastore)
@@ -213,7 +214,7 @@ def test_a_long_section_keeps_its_lock_by_heartbeating(metastore: Metastore):
 def test_the_filesystem_catalog_takes_the_hive_lock_with_lock_type_hive(metastore: Metastore, tmp_path: Path):
     options = {"lock.enabled": "true", "lock.type": "hive", "uri": metastore.uri}
     catalog = lakestore.Catalog(str(tmp_path / "wh"), options=options)
-    assert type(catalog) is FileSystemCatalog and isinstance(catalog.file_io.lock, HiveCatalogLock)
+    assert type(catalog) is FileSystemCatalog and isinstance(catalog.publisher.lock, HiveCatalogLock)
     db = _db()
     catalog.create_database(db)
     table = catalog.create_table(f"{db}.t", schema=SCHEMA)

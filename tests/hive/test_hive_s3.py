@@ -19,11 +19,11 @@ def test_processes_commit_to_s3_through_the_hive_lock(metastore: Metastore, s3_s
     options = {**metastore.options(**{"location-in-properties": "true", "lock-check-max-sleep": "200 ms"}), **s3_server.options()}
     warehouse = f"s3://{bucket}/wh"
     catalog = lakestore.Catalog(warehouse, options=options)
-    assert isinstance(catalog.file_io, S3FileIO) and isinstance(catalog.file_io.lock, HiveCatalogLock)  # on by default for object stores
+    assert isinstance(catalog.file_io, S3FileIO) and isinstance(catalog.publisher.lock, HiveCatalogLock)  # on by default for object stores
     db = f"s3_{uuid.uuid4().hex[:10]}"
     catalog.create_database(db)
     table = catalog.create_table(f"{db}.t", schema=SCHEMA)
-    assert table.path == f"{warehouse}/{db}.db/t"
+    assert table.path == f"{warehouse}/{db}.db/t" and table.store.publisher is catalog.publisher  # commits publish under it
     workers, commits = 3, 3
     procs = [_worker("commit", json.dumps(options), warehouse, f"{db}.t", str(w), str(commits)) for w in range(workers)]
     for p in procs:

@@ -38,14 +38,14 @@ def die_holding_lock(warehouse: str, options: dict) -> None:
     would publish the snapshot: the lock row stays behind, as after a crash or an OOM kill."""
     table = lakestore.Catalog(warehouse, options=options).get_table("db.t")
 
-    def killed(self, path, data):  # runs inside run_with_lock
+    def killed(self, path, data):  # runs inside run_with_lock (the publisher holds the lock around it)
         if "/snapshot/" in path:
             print("holding", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, path, data)
 
-    original = S3FileIO._publish_checked
-    S3FileIO._publish_checked = killed
+    original = S3FileIO.try_publish_under_lock
+    S3FileIO.try_publish_under_lock = killed
     table.write_arrow(rows([999_999], "doomed"), commit_user="doomed", commit_identifier=0)
     raise AssertionError("unreachable: the process was to be killed while holding the lock")
 

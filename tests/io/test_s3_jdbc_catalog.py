@@ -18,9 +18,11 @@ def test_jdbc_catalog_on_s3_takes_the_lock_by_default(s3_server, bucket: str, tm
     uri = f"jdbc:sqlite:{tmp_path}/catalog.sqlite"
     catalog = lakestore.Catalog(f"s3://{bucket}/wh", options=s3_server.options(metastore="jdbc", uri=uri))
     assert isinstance(catalog, JdbcCatalog) and catalog.lock is not None
-    assert catalog.file_io.lock is catalog.lock  # the publishes' lock, re-entered by create/alter
+    assert catalog.publisher.lock is catalog.lock  # the publishes' lock, re-entered by create/alter
+    assert not hasattr(catalog.file_io, "lock")  # the file system only moves bytes
     catalog.create_database("db")
     table = catalog.create_table("db.t", schema=SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    assert table.store.publisher is catalog.publisher  # its commits, schemas and tags publish under the lock
     table.write_arrow(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
     catalog.alter_table("db.t", [lakestore.AddColumn("w", pa.int32())])
     again = lakestore.Catalog(f"s3://{bucket}/wh", options=s3_server.options(metastore="jdbc", uri=uri))
@@ -30,6 +32,6 @@ def test_jdbc_catalog_on_s3_takes_the_lock_by_default(s3_server, bucket: str, tm
         {"id": 2, "v": "b", "w": None},
     ]
     off = lakestore.Catalog(f"s3://{bucket}/wh", options=s3_server.options(metastore="jdbc", uri=uri, **{"lock.enabled": "false"}))
-    assert off.lock is None
+    assert off.lock is None and off.publisher.lock is None
     with pytest.raises(lakestore.InvalidCatalogUriError, match="needs option 'uri'"):
         lakestore.Catalog(f"s3://{bucket}/wh", options=s3_server.options(metastore="jdbc"))

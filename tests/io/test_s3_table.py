@@ -134,6 +134,19 @@ def test_fileio_primitives(s3_server, bucket):
     assert not fio.rename(f"{base}/moved", f"{base}/moved")
     fio.delete_dir(f"{base}/moved")
     assert not fio.exists(f"{base}/moved")
+    # under a lock held by the caller: the conditional put, or without conditional writes an
+    # absence check and a put; try_publish without conditional writes refuses instead
+    assert fio.try_publish_under_lock(f"{base}/tag/tag-a", b"a") and not fio.try_publish_under_lock(f"{base}/tag/tag-a", b"b")
+    plain = file_io_for(f"s3://{bucket}", s3_server.options())
+    assert plain.try_publish_under_lock(f"{base}/tag/tag-b", b"b") and not plain.try_publish_under_lock(f"{base}/tag/tag-b", b"c")
+    assert plain.read_bytes(f"{base}/tag/tag-a") == b"a" and plain.read_bytes(f"{base}/tag/tag-b") == b"b"
+    with pytest.raises(UnsafePublishError):
+        plain.try_publish(f"{base}/tag/tag-c", b"c")
+    assert not plain.exists(f"{base}/tag/tag-c")
+    plain.write_bytes(f"{base}/index/index-1", b"i", overwrite=False)  # a fresh unique name needs no lock
+    with pytest.raises(FileExistsError):
+        plain.write_bytes(f"{base}/index/index-1", b"j", overwrite=False)
+    assert plain.read_bytes(f"{base}/index/index-1") == b"i"
 
 
 def test_configuration_from_environment(s3_server, bucket, monkeypatch):

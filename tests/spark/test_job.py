@@ -16,10 +16,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lakestore
-from lakestore.io.factory import file_io_for
+from lakestore.commit.snapshot_commit import RenamingSnapshotCommit
+from lakestore.io.factory import file_io_for, publisher_for
 from lakestore.io.fileio import LocalFileIO
 from lakestore.io.lock import JdbcCatalogLock, LockOptions
-from lakestore.io.locked import LockedLocalFileIO
+from lakestore.io.publish import MetadataPublisher
 from lakestore.io.s3 import S3Config, S3FileIO
 from lakestore.io.secrets import CREDENTIAL_ENV, is_secret, secret_keys, without_secrets
 from lakestore.scan import ScanSpec
@@ -132,9 +133,17 @@ def test_credentials_are_classified_in_one_place():
     assert without_secrets(options) == {"s3.endpoint": "http://s3"}
 
 
+def _fake_table(publisher: MetadataPublisher, path: str = "s3://b/wh/db.db/t"):
+    """What table_ref reads of a table (no server: the reference is built without I/O)."""
+    store = types.SimpleNamespace(
+        file_io=publisher.file_io, publisher=publisher, snapshot_commit=RenamingSnapshotCommit(publisher), path=path, branch="main"
+    )
+    return types.SimpleNamespace(store=store, path=path, identifier="db.t", branch="main")
+
+
 def _s3_table(options):
-    """What table_ref reads of a table on S3 (no server: the reference is built without I/O)."""
-    return types.SimpleNamespace(file_io=file_io_for("s3://b/wh", options), path="s3://b/wh/db.db/t", identifier="db.t", branch="main")
+    file_io = file_io_for("s3://b/wh", options)
+    return _fake_table(publisher_for(file_io, options))
 
 
 def test_a_reference_never_holds_credentials_and_they_must_come_from_the_environment(monkeypatch):
@@ -162,19 +171,42 @@ def test_the_file_systems_describe_themselves_as_options(tmp_path, monkeypatch):
     s3 = S3FileIO(config, conditional_create=True)
     again = file_io_for("s3://b/x", s3.catalog_options())
     assert (again.config, again.conditional_create) == (s3.config, True)
+    assert s3.catalog_options() is not None and not any(k.startswith("lock") for k in s3.catalog_options())  # no lock in it
     lock = LockOptions(uri=f"jdbc:sqlite:{tmp_path}/locks.db", user="lake", catalog_key="k", expire_ms=3000, acquire_timeout_ms=9000)
-    locked = LockedLocalFileIO(JdbcCatalogLock(lock), catalog_key="k")
-    rebuilt = file_io_for(str(tmp_path), locked.catalog_options())
-    assert isinstance(rebuilt, LockedLocalFileIO) and rebuilt.lock.options == lock
-    with_password = LockedLocalFileIO(JdbcCatalogLock(LockOptions(uri="jdbc:postgresql://db/locks", password="pw")))
-    table = types.SimpleNamespace(file_io=with_password, path=str(tmp_path), identifier="db.t", branch="main")
+    locked = MetadataPublisher(LocalFileIO(), JdbcCatalogLock(lock), catalog_key="k")
+    options = locked.catalog_options()
+    assert options is not None and LocalFileIO().catalog_options() == {}  # the file system's options hold no lock
+    rebuilt = publisher_for(file_io_for(str(tmp_path), options), options)  # what an executor builds
+    assert type(rebuilt.file_io) is LocalFileIO and isinstance(rebuilt.lock, JdbcCatalogLock)
+    assert rebuilt.lock.options == lock and rebuilt.catalog_key == "k"
+    with_password = MetadataPublisher(LocalFileIO(), JdbcCatalogLock(LockOptions(uri="jdbc:postgresql://db/locks", password="pw")))
+    table = _fake_table(with_password, str(tmp_path))
     with pytest.raises(lakestore.OptionError, match="jdbc.password: PGPASSWORD"):
         table_ref(table)
     monkeypatch.setenv("PGPASSWORD", "pw")
     assert "jdbc.password" not in table_ref(table).catalog_options
-    built_in_code = types.SimpleNamespace(file_io=type("MyIO", (LocalFileIO,), {})(), path="/t", identifier="db.t", branch="main")
+    built_in_code = _fake_table(MetadataPublisher(type("MyIO", (LocalFileIO,), {})()), "/t")
     with pytest.raises(lakestore.OptionError, match="MyIO"):
         table_ref(built_in_code)
+
+
+def test_an_executor_opens_a_locked_table_under_the_same_lock(tmp_path):
+    options = {"lock.enabled": "true", "uri": f"jdbc:sqlite:{tmp_path}/locks.db", "catalog-key": "k", "lock-acquire-timeout": "300 ms"}
+    catalog = lakestore.Catalog(str(tmp_path / "wh"), options=options)
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", schema=SCHEMA)
+    ref = TableRef.from_json(table_ref(table).to_json())  # what Spark's processes receive
+    assert ref.warehouse is None and ref.catalog_options["lock.enabled"] == "true"
+    opened = ref.open()
+    publisher = opened.store.publisher
+    assert isinstance(publisher.lock, JdbcCatalogLock) and publisher.lock.options == catalog.publisher.lock.options
+    assert publisher.catalog_key == "k" and opened.store.snapshot_commit.publisher is publisher
+    other = JdbcCatalogLock.from_options(options)  # another process holds the table's lock: the executor waits
+    with other.hold("k.db.t"), pytest.raises(lakestore.LockAcquireTimeoutError):
+        opened.write_arrow(pa.table({"p": ["a"], "d": [datetime.date(2024, 1, 1)], "id": [1], "v": ["x"]}, schema=SCHEMA))
+    other.close()
+    opened.write_arrow(pa.table({"p": ["a"], "d": [datetime.date(2024, 1, 1)], "id": [1], "v": ["x"]}, schema=SCHEMA))
+    assert table.to_arrow().num_rows == 1
 
 
 # -- the scan and the overwrite -------------------------------------------------------------------

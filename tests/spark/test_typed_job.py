@@ -58,7 +58,7 @@ def _no_secret_no_pickle(text: str) -> None:
 def test_the_options_spark_sees_hold_no_credential_and_no_pickle(spark, locked_catalog, seen_options, monkeypatch):
     monkeypatch.setenv("PGPASSWORD", SECRET)  # where Spark's processes read it (libpq's variable)
     table = pk_table(locked_catalog)
-    assert table.store.file_io.lock.options.password == SECRET  # the table holds it
+    assert table.store.publisher.lock.options.password == SECRET  # the table holds it (its publisher's lock)
     data = rows(40)
     write_dataframe(spark.createDataFrame(data), table)
     write_dataframe(spark.createDataFrame(rows(5, dts=("2024-01-02",))), table, overwrite={"dt": "2024-01-02"})
