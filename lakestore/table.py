@@ -15,12 +15,12 @@ import pyarrow as pa
 from lakestore.commit.callbacks import CommitCallback, CommitProperties
 from lakestore.commit.commit import CommitHook, Overwrite, TableCommit
 from lakestore.commit.protocol import CommitId, commit_or_abort, write_and_commit
-from lakestore.commit.snapshot_commit import SnapshotCommit
+from lakestore.commit.snapshot_commit import RenamingSnapshotCommit, SnapshotCommit
 from lakestore.compact import BucketCompactor, deletion_vectors_of
 from lakestore.dml import delete_rows, update_rows, upsert_rows
 from lakestore.errors import PartitionValueError, UnsupportedTableError
 from lakestore.iceberg import IcebergSources
-from lakestore.io.factory import file_io_for
+from lakestore.io.factory import file_io_for, publisher_for
 from lakestore.io.fileio import FileIO
 from lakestore.lifecycle.callbacks import expire_iceberg_snapshots, iceberg_sources, table_callbacks
 from lakestore.maintenance import TableMaintenance
@@ -198,9 +198,11 @@ class Table:
 
         Raises:
             TableNotFoundError: no table (no schema file) at ``path`` or on ``branch``.
-            OptionError: a file system lakestore cannot open.
+            OptionError: a file system lakestore cannot open, or an invalid lock option.
         """
-        return cls(path, file_io=file_io or file_io_for(path, options), branch=branch)
+        file_io = file_io or file_io_for(path, options)
+        # with lock options (``lock.enabled``), the table's publishes hold the catalog lock
+        return cls(path, file_io=file_io, branch=branch, snapshot_commit=RenamingSnapshotCommit(publisher_for(file_io, options)))
 
     def __repr__(self) -> str:
         branch = "" if self.branch == MAIN_BRANCH else f", branch={self.branch!r}"

@@ -82,11 +82,6 @@ def test_the_store_keeps_the_catalogs_publisher(tmp_path: Path):
     assert MetadataPublisher(LocalFileIO()).catalog_options() == {}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Table.from_path builds its file system from options but not the publisher: it must pass "
-    "snapshot_commit=RenamingSnapshotCommit(publisher_for(file_io, options)) to the table",
-)
 def test_a_table_opened_by_path_with_lock_options_publishes_under_the_lock(tmp_path: Path):
     options = {"lock.enabled": "true", "uri": f"jdbc:sqlite:{tmp_path}/locks.db", "lock-acquire-timeout": "300 ms"}
     catalog = lakestore.Catalog(str(tmp_path / "wh"), options=options)
