@@ -142,6 +142,10 @@ class TableManagement(Generic[TableT]):
 
         Returns:
             The tags, by snapshot id.
+
+        Raises:
+            CorruptMetadataError: a tag file is not valid Paimon metadata.
+            OSError: the file system failed.
         """
         return self._tags().tags()
 
@@ -151,6 +155,9 @@ class TableManagement(Generic[TableT]):
 
         Returns:
             The branch names, sorted.
+
+        Raises:
+            OSError: the file system failed.
         """
         return branch_names(self.store.file_io, self.store.path)
 
@@ -244,6 +251,10 @@ class TableManagement(Generic[TableT]):
 
         Returns:
             Consumer id -> the next snapshot it will read.
+
+        Raises:
+            CorruptMetadataError: a consumer file is not valid Paimon metadata.
+            OSError: the file system failed.
         """
         return ConsumerManager(self.store.file_io, self.store.metadata_path).consumers()
 
@@ -254,5 +265,9 @@ class TableManagement(Generic[TableT]):
         Args:
             consumer_id: the consumer (created when it does not exist).
             next_snapshot: the next snapshot it will read.
+
+        Raises:
+            InvalidIdentifierError: ``consumer_id`` is not a valid consumer name.
+            OSError: the file system failed.
         """
         ConsumerManager(self.store.file_io, self.store.metadata_path).record(consumer_id, next_snapshot)

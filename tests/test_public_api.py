@@ -66,3 +66,53 @@ def test_methods_that_moved_into_the_namespaces_still_answer_with_a_deprecation(
         assert table.check() == table.maintenance.check()
     with pytest.raises(AttributeError, match="no attribute 'create_tags'"):
         table.create_tags  # noqa: B018 - a misspelt name is still an AttributeError
+
+
+# Public methods that cannot raise on their own (pure, over in-memory values), so their
+# docstrings have no ``Raises:`` section.
+CANNOT_RAISE = {
+    "Catalog.close",  # closes what is open; a catalog without connections has nothing to close
+    "CommitCallback.enabled",  # reads the table's typed options
+    "CommitMessage.written_files",
+    "CommitMessage.to_bytes",
+    "CommitProperties.runs",
+    "FileStore.manifests",  # the store's cached manifest store
+    "FileStore.split_reader",  # builds a reader; reading with it raises what TableScan.to_arrow does
+    "Predicate.to_arrow",
+    "Predicate.columns",
+    "Predicate.might_match",
+    "Snapshot.to_dict",
+    "Snapshot.to_json",
+    "TableScan.select",  # columns are checked when the scan runs
+    "TableWrite.close",  # releases threads; the files stay
+    "Tag.expired",
+    "col",  # the column is checked when the scan runs
+}
+
+
+def test_every_public_method_says_what_it_raises():
+    missing = []
+    for name in lakestore.__all__:
+        obj = getattr(lakestore, name)
+        if inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for member, value in vars(obj).items():
+                if member.startswith("_") or isinstance(value, property):
+                    continue
+                function = getattr(value, "__func__", value)
+                if not callable(function):
+                    continue
+                doc = inspect.getdoc(function) or ""
+                if "Raises:" not in doc and "See :meth:" not in doc and f"{name}.{member}" not in CANNOT_RAISE:
+                    missing.append(f"{name}.{member}")
+        elif inspect.isfunction(obj) and "Raises:" not in (inspect.getdoc(obj) or "") and name not in CANNOT_RAISE:
+            missing.append(name)
+    assert not missing, f"public methods without a Raises: section: {missing}"
+    stale = {n for n in CANNOT_RAISE if "Raises:" in (inspect.getdoc(_resolve(n)) or "")}
+    assert not stale, f"CANNOT_RAISE lists methods that document what they raise: {sorted(stale)}"
+
+
+def _resolve(dotted: str):
+    obj = lakestore
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj

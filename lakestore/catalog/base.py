@@ -220,7 +220,12 @@ class Catalog(ABC):
 
     @abstract
     def list_databases(self) -> list[str]:
-        """The names of the databases, sorted."""
+        """The names of the databases, sorted.
+
+        Raises:
+            OSError: the warehouse could not be listed.
+            CatalogError: the metastore (JDBC database, Hive Metastore, REST server) failed.
+        """
         raise NotImplementedError
 
     @abstract

@@ -271,13 +271,24 @@ class TableCommit:
         return CommitResult(out, recognised=self.recognised & {s.id for s in out})
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the data and index files written for ``messages`` (the commit will not happen)."""
+        """Delete the data and index files written for ``messages`` (the commit will not happen).
+
+        Raises:
+            PathOutsideTableError: a message names a file outside the table's folders (nothing is
+                deleted).
+            OSError: the file system failed.
+        """
         data = [self._data_path(m, f) for m in messages for f in m.written_files()]
         index = [index_file_path(self.table_path, f.file_name) for m in messages for f in m.new_index_files]
         self._delete(data, index)
 
     def filter_committed(self, identifiers: Sequence[int]) -> list[int]:
-        """The identifiers this commit user has not committed yet (for restarts)."""
+        """The identifiers this commit user has not committed yet (for restarts).
+
+        Raises:
+            CorruptMetadataError: a snapshot file is not a valid Paimon snapshot.
+            OSError: the file system failed.
+        """
         latest = self.snapshots.latest_identifier_of(self.commit_user)
         if latest is None:
             return list(identifiers)

@@ -116,6 +116,7 @@ class CommitMessage:
         return self.new_files + self.changelog_files + created + self.compact_changelog_files
 
     def to_bytes(self) -> bytes:
+        """The message as bytes (Avro, with a version byte), read back by :meth:`from_bytes`."""
         record: dict[str, Any] = {
             "partition": self.partition,
             "bucket": self.bucket,
@@ -132,6 +133,11 @@ class CommitMessage:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> CommitMessage:
+        """The message ``to_bytes`` serialized (a Spark task sends its messages to the driver so).
+
+        Raises:
+            CorruptMetadataError: ``data`` is not a serialized commit message of this version.
+        """
         if not data or data[0] != _FORMAT_VERSION:
             raise CorruptMetadataError("<commit message>", "unknown serialization version")
         try:

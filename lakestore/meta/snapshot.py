@@ -88,6 +88,7 @@ class Snapshot:
     unknown_fields: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        """The snapshot's JSON document as Paimon writes it, unknown fields carried over."""
         out: dict[str, Any] = {}
         for attr, wire in _WIRE_NAMES.items():
             value = getattr(self, attr)
@@ -98,10 +99,17 @@ class Snapshot:
         return out
 
     def to_json(self) -> str:
+        """The ``snapshot-N`` file's text."""
         return json.dumps(self.to_dict(), indent=2)
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any], *, source: str) -> Snapshot:
+        """The snapshot a parsed ``snapshot-N`` document describes (``source``: where it was read,
+        for errors); fields lakestore does not interpret are kept (``unknown_fields``).
+
+        Raises:
+            CorruptMetadataError: a required field is missing or mistyped, or an unknown commit kind.
+        """
         try:
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
@@ -127,6 +135,11 @@ class Snapshot:
 
     @classmethod
     def from_json(cls, text: str | bytes, *, source: str) -> Snapshot:
+        """The snapshot of a ``snapshot-N`` file's text (``source``: its path, for errors).
+
+        Raises:
+            CorruptMetadataError: not JSON, or not a valid Paimon snapshot.
+        """
         try:
             doc = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:

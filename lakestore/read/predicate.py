@@ -22,11 +22,16 @@ Stats = Mapping[str, tuple[Any, Any, int | None, int]]
 
 
 class Predicate(ABC):
-    @abstractmethod
-    def to_arrow(self) -> pc.Expression: ...
+    """A filter over a table's columns (``lakestore.col("dt") == "2024-01-01"``), combined with
+    ``&``, ``|`` and ``~``: scans prune files with it and apply it to the rows."""
 
     @abstractmethod
-    def columns(self) -> set[str]: ...
+    def to_arrow(self) -> pc.Expression:
+        """The predicate as a ``pyarrow.compute`` expression (what filters the rows)."""
+
+    @abstractmethod
+    def columns(self) -> set[str]:
+        """The columns the predicate reads."""
 
     @abstractmethod
     def might_match(self, stats: Stats) -> bool:
@@ -227,6 +232,8 @@ class Column:
 
 
 def col(name: str) -> Column:
+    """The column ``name`` of a predicate: ``col("id") > 10``, ``col("dt").is_in([...])``.
+    Unknown columns are refused when a scan runs (``SchemaMismatchError``)."""
     return Column(name)
 
 

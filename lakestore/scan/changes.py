@@ -202,6 +202,14 @@ class StreamScan:
         return latest + 1
 
     def poll(self) -> pa.Table | None:
+        """The next changes (the full table first, with ``start="full"``), with a ``_row_kind``
+        column; None when the stream has read every committed snapshot (poll again later).
+
+        Raises:
+            SnapshotNotFoundError: the next snapshot expired before the stream read it.
+            CorruptMetadataError: a snapshot or manifest is not valid Paimon metadata.
+            OSError: the file system failed.
+        """
         if self._initial is not None:
             snapshot_id, self._initial = self._initial, None
             levels = self.changes.full_phase_levels(self.changes.snapshots.get(snapshot_id))
@@ -227,6 +235,12 @@ class StreamScan:
             yield batch
 
     def checkpoint(self) -> int:
+        """Store the stream's position (with a ``consumer_id``) and return the next snapshot id it
+        will read; a restarted stream of the same consumer resumes there.
+
+        Raises:
+            OSError: the consumer file could not be written.
+        """
         if self.consumer_id is not None:
             self.consumers.record(self.consumer_id, self.next_snapshot)
         return self.next_snapshot

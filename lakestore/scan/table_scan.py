@@ -87,7 +87,11 @@ class TableScan:
 
     # -- refining ----------------------------------------------------------------------------
     def filter(self, predicate: Predicate) -> TableScan:
-        """This scan with ``predicate`` added (AND) to its filter."""
+        """This scan with ``predicate`` added (AND) to its filter.
+
+        Raises:
+            TypeError: ``predicate`` is not a lakestore predicate (``lakestore.col(...)``).
+        """
         if not isinstance(predicate, Predicate):
             raise TypeError(f"filter takes a lakestore predicate (lakestore.col(...)), got {type(predicate).__name__}")
         combined = predicate if self.spec.filter is None else (self.spec.filter & predicate)
@@ -99,7 +103,11 @@ class TableScan:
         return dataclasses.replace(self, spec=dataclasses.replace(self.spec, columns=names))
 
     def with_limit(self, limit: int | None) -> TableScan:
-        """This scan returning at most ``limit`` rows."""
+        """This scan returning at most ``limit`` rows.
+
+        Raises:
+            ValueError: ``limit`` is negative or not an integer.
+        """
         return dataclasses.replace(self, spec=dataclasses.replace(self.spec, limit=limit))
 
     # -- running -----------------------------------------------------------------------------
@@ -142,15 +150,33 @@ class TableScan:
         return self.source.read_arrow(self.spec)
 
     def to_arrow_batch_reader(self, *, batch_size: int | None = None) -> pa.RecordBatchReader:
-        """The rows as a ``pyarrow.RecordBatchReader``, read split by split (bounded memory)."""
+        """The rows as a ``pyarrow.RecordBatchReader``, read split by split (bounded memory).
+
+        Raises:
+            SchemaMismatchError: a selected or filtered column does not exist.
+            SnapshotNotFoundError: the time-travel target does not exist.
+            UnsupportedTableError: the table uses a feature lakestore cannot read.
+        """
         return self.source.read_batches(self.spec, batch_size)
 
     def to_batches(self, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
-        """The rows of ``to_arrow`` in the same order, as record batches read split by split."""
+        """The rows of ``to_arrow`` in the same order, as record batches read split by split.
+
+        Raises:
+            SchemaMismatchError: a selected or filtered column does not exist.
+            SnapshotNotFoundError: the time-travel target does not exist.
+            UnsupportedTableError: the table uses a feature lakestore cannot read.
+        """
         return iter(self.to_arrow_batch_reader(batch_size=batch_size))
 
     def count(self) -> int:
-        """The number of rows the scan returns (reads only the narrowest column it needs)."""
+        """The number of rows the scan returns (reads only the narrowest column it needs).
+
+        Raises:
+            SchemaMismatchError: a selected or filtered column does not exist.
+            SnapshotNotFoundError: the time-travel target does not exist.
+            UnsupportedTableError: the table uses a feature lakestore cannot read.
+        """
         columns = self.spec.columns
         if columns is None or len(columns) > 1:
             first = self.to_arrow_batch_reader().schema.names[:1] if columns is None else list(columns[:1])
@@ -164,7 +190,11 @@ class TableScan:
         return self.to_arrow_batch_reader().__arrow_c_stream__(requested_schema)
 
     def to_pandas(self) -> pd.DataFrame:
-        """The rows as a pandas DataFrame (needs pandas)."""
+        """The rows as a pandas DataFrame (needs pandas).
+
+        Raises:
+            ImportError: pandas is not installed (and whatever ``to_arrow`` raises).
+        """
         return self.to_arrow().to_pandas()
 
     def to_polars(self, *, lazy: bool = False) -> pl.DataFrame | pl.LazyFrame:

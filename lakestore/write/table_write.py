@@ -351,7 +351,11 @@ class TableWrite:
             self._pool = None
 
     def abort(self) -> None:
-        """Delete every file this write created (only for writes that will not be committed)."""
+        """Delete every file this write created (only for writes that will not be committed).
+
+        Raises:
+            OSError: the file system failed.
+        """
         for writer in self._writers.values():
             writer.file_writer.delete_written()
             changelog_writer = getattr(writer, "changelog_writer", None)
