@@ -151,7 +151,7 @@ class BucketCompactor:
             if unit is None or not unit.files:
                 return CompactResult()
         else:
-            if self.options.merge_engine == "first-row" or dv is not None:
+            if self.schema.reads_skip_level0 or dv is not None:
                 unit = pick_force_up_level0(self.picker, levels.num_levels, runs)
             else:
                 unit = self.picker.pick(levels.num_levels, runs)

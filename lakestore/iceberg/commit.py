@@ -153,7 +153,7 @@ class MetadataGenerator:
         live = _live(self.src.manifests, snapshot)
         if not self.schema.primary_keys:
             return live
-        any_levels = self.options.deletion_vectors or self.schema.options.get("merge-engine", "deduplicate") == "first-row"
+        any_levels = self.schema.reads_skip_level0
         key_types = self.schema.types_of(self.schema.trimmed_primary_keys)
         buckets: dict[tuple[bytes, int], list[ManifestEntry]] = {}
         for entry in live:

@@ -77,6 +77,17 @@ class TableSchema:
         """How rows are assigned to buckets (Paimon's ``BucketMode``), from the keys and ``bucket``."""
         return BucketMode.of(primary_keys=self.primary_keys, partition_keys=self.partition_keys, bucket=self.core_options().bucket)
 
+    @property
+    def reads_skip_level0(self) -> bool:
+        """Whether Paimon's readers of this table never see level 0: a primary-key table with the
+        ``first-row`` merge engine (its writers move each commit's rows up) or deletion vectors
+        (level-0 rows are not yet deduplicated against the levels above). Its compactions move
+        level 0 up, and its streams' full phase starts at level 1."""
+        if not self.primary_keys:
+            return False
+        options = self.core_options()
+        return options.deletion_vectors or options.merge_engine == "first-row"
+
     def arrow_schema(self) -> pa.Schema:
         return pa.schema([f.arrow_field() for f in self.fields])
 

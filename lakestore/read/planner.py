@@ -111,7 +111,7 @@ class ScanPlanner:
         # Deletion-vector tables likewise: level-0 rows are not yet deduplicated against the
         # levels above, where vectors mask the older versions.
         self.deletion_vectors = schema.core_options().deletion_vectors
-        self.skip_level0 = self.primary_key and (schema.core_options().merge_engine == "first-row" or self.deletion_vectors)
+        self.skip_level0 = schema.reads_skip_level0
         self.postpone = schema.bucket_mode is BucketMode.POSTPONE_MODE
         # row tracking: files in row-id order; data evolution: a file's statistics say nothing of
         # the rows once newer files of its row-id range replace some columns, so no file pruning

@@ -67,8 +67,7 @@ class ChangeReader:
             return Levels(top, top)
         if self.producer != "lookup":
             return None
-        options = self.schema.core_options()
-        if options.deletion_vectors or options.merge_engine == "first-row":
+        if self.schema.reads_skip_level0:
             return Levels(1)  # their reads never see level 0 (ScanPlanner)
         pending = {e.file.file_name for e in live_entries(self.manifests, snapshot, entry_filter=lambda e: e.file.level == 0)}
         committed: set[str] = set()
