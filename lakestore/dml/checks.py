@@ -50,6 +50,11 @@ def check_row_kinds_kept(schema: TableSchema, what: str, *, table: str) -> None:
         raise UnsupportedTableError(f"cannot delete rows of {table}: {', '.join(names)} drops the -D rows a delete writes", options=names)
 
 
+# The merge engines of the primary-key tables Paimon's UPDATE and MERGE INTO take (paimon-spark's
+# RowLevelOp): a changed row replaces the key's row (deduplicate) or its columns (partial-update).
+ROW_LEVEL_ENGINES = ("deduplicate", "partial-update")
+
+
 def check_deletable(schema: TableSchema, *, table: str) -> None:
     """Paimon's ``validatePKUpsertDeletable``: -D rows remove a key under merge-engine
     deduplicate, partial-update with ``partial-update.remove-record-on-delete`` or
@@ -99,7 +104,7 @@ def check_updatable(schema: TableSchema, *, table: str) -> None:
             )
         return
     engine = options.merge_engine
-    if engine not in ("deduplicate", "partial-update"):
+    if engine not in ROW_LEVEL_ENGINES:
         raise UnsupportedTableError(
             f"cannot update rows of {table}: merge-engine {engine} (Paimon updates deduplicate and partial-update tables only)",
             options=("merge-engine",),

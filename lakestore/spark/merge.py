@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 
 from lakestore import errors
 from lakestore.commit.protocol import CommitId, find_landed
-from lakestore.dml.checks import check_deletable, check_row_kinds_kept, check_updatable, fill_missing_columns
+from lakestore.dml.checks import ROW_LEVEL_ENGINES, check_deletable, check_row_kinds_kept, check_updatable, fill_missing_columns
 from lakestore.format.kv import DELETE, INSERT, UPDATE_AFTER
 from lakestore.meta.schema import TableSchema
 from lakestore.meta.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
@@ -51,8 +51,6 @@ from lakestore.write.input import conform
 
 # The snapshot's ``operation`` (Paimon 2.0's ``Snapshot.Operation.MERGE``); its kind is APPEND.
 MERGE = "MERGE"
-# Paimon's MERGE INTO takes primary-key tables of these merge engines (paimon-spark's RowLevelOp).
-_MERGE_ENGINES = ("deduplicate", "partial-update")
 
 Matched = Literal["update", "delete"] | None
 NotMatched = Literal["insert"] | None
@@ -162,7 +160,7 @@ def _check_table(schema: TableSchema, matched: Matched, name: str) -> None:
         check_deletable(schema, table=name)
         check_row_kinds_kept(schema, "delete", table=name)
     engine = schema.core_options().merge_engine
-    if engine not in _MERGE_ENGINES:
+    if engine not in ROW_LEVEL_ENGINES:
         raise errors.UnsupportedTableError(
             f"cannot merge into {name}: merge-engine {engine} (Paimon's MERGE INTO takes deduplicate and partial-update tables)",
             options=("merge-engine",),
