@@ -121,11 +121,11 @@ class Table:
     """A table at a path, on one of its branches (default ``main``). Obtain one from
     ``Catalog.get_table`` (``"db.t"``, or ``"db.t$branch_<name>"`` for a branch) or ``Table.from_path``.
 
-    ``path`` is the table directory (data and manifest files, shared by all branches);
-    ``metadata_path`` holds this branch's snapshots, schemas, tags and consumers. ``store`` is
-    the table's ``FileStore`` (``lakestore.store``: files, managers, manifests and commit), which
-    maintenance and compaction work on; the table adds reads, writes and the policy its commits
-    run afterwards (tags, expiration, Iceberg metadata)."""
+    ``path`` is the table directory (data and manifest files, shared by all branches). ``store``
+    is the table's ``FileStore`` (``lakestore.store``: the branch's metadata path, file system,
+    schema and snapshot managers, manifests, publisher and commit), which maintenance and
+    compaction work on; the table is the facade a user calls: reads, writes, row-level changes,
+    snapshots, and the policy its commits run afterwards (tags, expiration, Iceberg metadata)."""
 
     def __init__(
         self,
