@@ -90,7 +90,7 @@ class StoreScan:
     def _incremental(self, spec: ScanSpec) -> Incremental | None:
         """The incremental read of the scan, else of the table's options (None: none)."""
         options = self.store.schema.options
-        if spec.incremental_between is not None or spec.incremental_between_timestamp is not None:
+        if spec.incremental:
             if any(x is not None for x in spec.travel):
                 raise ValueError("give time travel (snapshot_id=, tag=, timestamp_ms=, watermark=) or an incremental read, not both")
             tag_to_snapshot = str(options.get("incremental-between-tag-to-snapshot", "false")).strip().lower() == "true"
@@ -189,7 +189,7 @@ class StoreScan:
     # -- running (ScanSource) ------------------------------------------------------------------
     def snapshot(self, spec: ScanSpec) -> Snapshot | None:
         """The snapshot a read of ``spec`` sees (None: nothing committed yet)."""
-        if spec.incremental_between is not None or spec.incremental_between_timestamp is not None:
+        if spec.incremental:
             raise ValueError("an incremental scan reads a range of snapshots, not one")
         return self.read_target(spec.travel)[0]
 

@@ -56,6 +56,11 @@ class ScanSpec:
     def travel(self) -> tuple[int | None, str | None, int | None, int | None]:
         return (self.snapshot_id, self.tag, self.timestamp_ms, self.watermark)
 
+    @property
+    def incremental(self) -> bool:
+        """Whether the scan names an incremental range (it reads a range of snapshots)."""
+        return self.incremental_between is not None or self.incremental_between_timestamp is not None
+
 
 class ScanSource(Protocol):
     """What executes a scan (``lakestore.scan.StoreScan``, over a table's ``FileStore``)."""

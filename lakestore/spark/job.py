@@ -213,7 +213,7 @@ def scan_to_json(spec: ScanSpec) -> str:
         OptionError: an incremental range (the source reads none), or a filter literal with no
             exact JSON form.
     """
-    if spec.incremental_between is not None or spec.incremental_between_timestamp is not None or spec.incremental_scan_mode:
+    if spec.incremental or spec.incremental_scan_mode:
         raise errors.OptionError("the paimon source reads no incremental range: read it with table.to_arrow / to_batches")
     try:
         predicate = None if spec.filter is None else predicate_to_json(spec.filter)
